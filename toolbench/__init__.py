@@ -1,0 +1,1 @@
+"""toolbench: a workbench for an LLM agent's tool runtime."""

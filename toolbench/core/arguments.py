@@ -1,0 +1,145 @@
+"""ToolArguments: the one place where a provider's wire arguments become a JSON object.
+
+One layer of string encoding is removed, then one rule applies: an object is an object; the
+empty forms (missing, null, blank string, "null") are the empty object; anything else is
+invalid and keeps its raw text verbatim, so it can be quoted back and stored as sent.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from .errors import ToolError
+
+INVALID_ARGUMENTS_QUOTE_CHARS: Final = 200
+
+
+class _Missing:
+    """Sentinel for an absent `arguments` field."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing()
+
+
+class ToolArguments:
+    """Decoded call arguments: a valid object, or the raw invalid text. Frozen."""
+
+    __slots__ = ("_value", "_raw")
+
+    def __init__(self, value: dict[str, Any] | None, raw: str | None) -> None:
+        object.__setattr__(self, "_value", value)
+        object.__setattr__(self, "_raw", raw)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ToolArguments is frozen")
+
+    @classmethod
+    def decode(cls, wire: Any = MISSING) -> ToolArguments:
+        """Decode what a provider sent; never raises."""
+        if wire is MISSING or wire is None:
+            return cls({}, None)
+        if isinstance(wire, dict):
+            return cls(wire, None)
+        if isinstance(wire, str):
+            if not wire.strip():
+                return cls({}, None)
+            try:
+                parsed = json.loads(wire)
+            except (ValueError, RecursionError):
+                return cls(None, wire)
+            if parsed is None:
+                return cls({}, None)
+            if isinstance(parsed, dict):
+                return cls(parsed, None)
+            return cls(None, wire)
+        return cls(None, _compact(wire))
+
+    @classmethod
+    def empty(cls) -> ToolArguments:
+        return cls({}, None)
+
+    @property
+    def is_valid(self) -> bool:
+        return self._value is not None
+
+    @property
+    def value(self) -> dict[str, Any]:
+        if self._value is None:
+            raise AttributeError("invalid arguments have no value; read .raw")
+        return self._value
+
+    @property
+    def raw(self) -> str:
+        if self._raw is None:
+            raise AttributeError("valid arguments have no raw text; read .value")
+        return self._raw
+
+    def as_dict(self) -> dict[str, Any]:
+        """The object, or `ToolError(tool.invalid_arguments)` quoting the raw text."""
+        if self._value is not None:
+            return self._value
+        assert self._raw is not None
+        raise ToolError("tool.invalid_arguments", invalid_arguments_message(self._raw))
+
+    def replay_text(self) -> str:
+        return _compact(self._value) if self._value is not None else "{}"
+
+    def replay_object(self) -> dict[str, Any]:
+        return self._value if self._value is not None else {}
+
+    def to_json(self) -> Any:
+        """Persistence form: the object, or the raw invalid text as a JSON string."""
+        return self._value if self._value is not None else self._raw
+
+    @classmethod
+    def from_json(cls, value: Any) -> ToolArguments:
+        return cls(value, None) if isinstance(value, dict) else cls.decode(value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolArguments):
+            return NotImplemented
+        return self._value == other._value and self._raw == other._raw
+
+    def __hash__(self) -> int:
+        return hash(self.replay_text() if self._raw is None else ("invalid", self._raw))
+
+    def __repr__(self) -> str:
+        if self._value is not None:
+            return f"ToolArguments({self._value!r})"
+        return f"ToolArguments.invalid({quote(self._raw or '')!r})"
+
+
+def quote(raw: str) -> str:
+    """The first 200 characters of raw text, then `…` if there was more."""
+    if len(raw) <= INVALID_ARGUMENTS_QUOTE_CHARS:
+        return raw
+    return raw[:INVALID_ARGUMENTS_QUOTE_CHARS] + "…"
+
+
+def invalid_arguments_message(raw: str) -> str:
+    return (
+        "Tool arguments must be a JSON object; send an empty object {} when the call takes no "
+        f"arguments. Received: `{quote(raw)}`"
+    )
+
+
+def _compact(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        # Not JSON (a Python object handed in by hand): keep a readable text instead of raising.
+        return repr(value)

@@ -1,0 +1,89 @@
+"""Tool descriptors (what a model is told about a tool) and description overrides."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from .errors import ToolError, ToolbenchError
+from .ids import ToolId, ToolKind
+
+Scene = Literal["chat", "session"]
+SCENES: tuple[Scene, ...] = ("chat", "session")
+
+EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+class Frozen(BaseModel):
+    """Base for frozen value models with camelCase aliases on the wire."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, arbitrary_types_allowed=True
+    )
+
+
+class ToolDescriptor(Frozen):
+    """What a model is told about one tool, plus the runtime facts the snapshot needs."""
+
+    id: ToolId
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: copy.deepcopy(EMPTY_OBJECT_SCHEMA))
+    title: str | None = None
+    scenes: frozenset[Scene] = frozenset(SCENES)
+    completes_round: bool = False  # a completion tool must be the last call of its round
+    read_only: bool = False
+
+    @property
+    def kind(self) -> ToolKind:
+        return self.id.kind
+
+
+class DescriptionOverride(Frozen):
+    """A profile's replacement text for a tool's description and parameter descriptions."""
+
+    description: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+def apply_override(descriptor: ToolDescriptor, override: DescriptionOverride | None) -> ToolDescriptor:
+    """The descriptor with the override's texts set verbatim (whitespace kept).
+
+    Raises ToolError with a `tool.description_override_*` code when the override does not fit."""
+    if override is None:
+        return descriptor
+    update: dict[str, Any] = {}
+    if override.description is not None:
+        update["description"] = override.description
+    if override.properties:
+        schema = copy.deepcopy(descriptor.input_schema)
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            raise ToolError(
+                "tool.description_override_properties_invalid",
+                f"`{descriptor.id}` has no parameter properties to describe",
+            )
+        for name, text in override.properties.items():
+            if name not in props:
+                raise ToolError(
+                    "tool.description_override_unknown_property",
+                    f"`{descriptor.id}` has no parameter `{name}`; known: {', '.join(props) or 'none'}",
+                )
+            if not isinstance(props[name], dict):
+                raise ToolError(
+                    "tool.description_override_property_schema_invalid",
+                    f"the schema of `{descriptor.id}` parameter `{name}` is not an object",
+                )
+            props[name] = {**props[name], "description": text}
+        update["input_schema"] = schema
+    return descriptor.model_copy(update=update)
+
+
+def check_unique(descriptors: list[ToolDescriptor]) -> None:
+    seen: set[ToolId] = set()
+    for d in descriptors:
+        if d.id in seen:
+            raise ToolbenchError("tool.catalog_duplicate_id", f"duplicate tool id `{d.id}`")
+        seen.add(d.id)
