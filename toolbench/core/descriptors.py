@@ -35,6 +35,7 @@ class ToolDescriptor(Frozen):
     scenes: frozenset[Scene] = frozenset(SCENES)
     completes_round: bool = False  # a completion tool must be the last call of its round
     read_only: bool = False
+    server: str | None = None  # an MCP tool's server display name: the seed of its call name
 
     @property
     def kind(self) -> ToolKind:

@@ -48,6 +48,7 @@ CODES: dict[str, str] = {
     "agent.invocation_blocked": "an earlier call's outcome is unknown; the invocation takes no more calls",
     # dispatch
     "extension.tool_error": "an extension tool raised or reported an error",
+    "mcp.call_outcome_unknown": "an MCP call may have run but its result was lost; the invocation is blocked",
     "tool.result_identity_mismatch": "a tool returned a result for another call or tool",
     "tool.internal_error": "a builtin tool failed unexpectedly; the message says how",
     # storage
@@ -79,3 +80,10 @@ class ToolError(Exception):
         self.code = code
         self.message = message
         self.structured = structured
+
+
+class OutcomeUnknown(ToolError):
+    """The request may have reached the tool, but no result came back (a server died, a
+    connection broke after sending). The runtime records the result and blocks the invocation:
+    repeating the call could repeat its effect."""
+
