@@ -1,1 +1,37 @@
-"""toolbench: a workbench for an LLM agent's tool runtime."""
+"""toolbench: a workbench for an LLM agent's tool runtime.
+
+Load a profile, preview the snapshot an invocation freezes (tool descriptions, schemas and
+the call names a model sees, per provider), fire tool calls as a model would, malformed ones
+included, and read the result the model gets next to the full `tool-results/` file.
+"""
+
+from .core.arguments import MISSING, ToolArguments
+from .core.descriptors import ToolDescriptor
+from .core.errors import CODES, ToolbenchError, ToolError
+from .core.ids import ToolId
+from .core.profile import Profile
+from .core.results import ToolResult
+from .core.snapshot import Binding, Diagnostic, Snapshot
+from .runtime.bench import Workbench
+from .runtime.invocation import Invocation
+from .runtime.records import CallRecord
+from .tools.base import ToolOutput
+
+__all__ = [
+    "CODES",
+    "MISSING",
+    "Binding",
+    "CallRecord",
+    "Diagnostic",
+    "Invocation",
+    "Profile",
+    "Snapshot",
+    "ToolArguments",
+    "ToolDescriptor",
+    "ToolError",
+    "ToolId",
+    "ToolOutput",
+    "ToolResult",
+    "ToolbenchError",
+    "Workbench",
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic_core import core_schema
@@ -18,11 +18,13 @@ class ToolId:
 
     provider: str
     name: str
+    _kind: ToolKind = field(init=False, repr=False, compare=False, hash=False, default="builtin")
 
     def __post_init__(self) -> None:
         if not self.provider:
             raise ToolbenchError("tool.provider_id_empty", "the provider part before `:` is empty")
-        if ":" in self.provider or _kind_of(self.provider) is None:
+        kind = _kind_of(self.provider)
+        if ":" in self.provider or kind is None:
             raise ToolbenchError(
                 "tool.provider_id_invalid",
                 f"provider `{self.provider}` must be `builtin`, `mcp/<registration-id>` "
@@ -30,6 +32,7 @@ class ToolId:
             )
         if not self.name:
             raise ToolbenchError("tool.native_name_empty", "the native name after `:` is empty")
+        object.__setattr__(self, "_kind", kind)  # cached: read on every call
 
     @classmethod
     def parse(cls, text: str) -> ToolId:
@@ -60,9 +63,7 @@ class ToolId:
 
     @property
     def kind(self) -> ToolKind:
-        kind = _kind_of(self.provider)
-        assert kind is not None  # checked on construction
-        return kind
+        return self._kind
 
     @property
     def source_id(self) -> str | None:

@@ -1,0 +1,69 @@
+"""The `toolbench` command: snapshot, call and lab."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="toolbench", description="A workbench for an LLM agent's tool runtime.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    snap = sub.add_parser("snapshot", help="print the tool list a provider would receive, as JSON")
+    snap.add_argument("--profile", help="a JSON or TOML profile (default: the embedded default)")
+    snap.add_argument("--workspace", help="the workspace folder (default: a fresh demo workspace)")
+    snap.add_argument("--scene", choices=("chat", "session"), default="chat")
+    snap.add_argument("--protocol", choices=PROTOCOLS, default="openai")
+
+    call = sub.add_parser("call", help="run one tool call and print the ToolResult as JSON")
+    call.add_argument("call_name")
+    call.add_argument("arguments", nargs="?", default=None, help="the raw wire text of the arguments")
+    call.add_argument("--profile")
+    call.add_argument("--workspace")
+    call.add_argument("--scene", choices=("chat", "session"), default="chat")
+    call.add_argument("--seed", type=int, default=None, help="seed the random source (dice)")
+
+    sub.add_parser("lab", help="open JupyterLab on the bundled notebooks")
+
+    args = parser.parse_args(argv)
+    if args.command == "lab":
+        return _lab()
+    from .core.arguments import MISSING
+    from .core.errors import ToolbenchError
+    from .runtime.bench import Workbench
+
+    try:
+        with Workbench(args.workspace, args.profile, seed=getattr(args, "seed", None)) as bench:
+            inv = bench.invocation(args.scene)
+            if args.command == "snapshot":
+                _print(inv.snapshot.render(args.protocol))
+            else:
+                wire: Any = MISSING if args.arguments is None else args.arguments
+                _print(inv.call(args.call_name, wire).model_dump(mode="json", by_alias=True))
+    except ToolbenchError as exc:
+        print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _print(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _lab() -> int:
+    import subprocess
+
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    if not notebooks.is_dir():
+        notebooks = Path.cwd()
+    return subprocess.call([sys.executable, "-m", "jupyter", "lab", str(notebooks)])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,154 @@
+"""Profiles: which tools an invocation offers, in what order, with which budgets."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from .descriptors import DescriptionOverride
+from .errors import ToolbenchError
+from .fileio import write_atomic
+from .ids import ToolId
+from .naming import NamingStyle
+from .shell_settings import ShellSettings
+from .workspace_settings import WorkspaceSettings
+
+PositiveInt = Annotated[int, Field(ge=1)]
+
+# The upstream default profile ("Default Writer", reference §3.5), plus dice.roll.
+DEFAULT_ALLOW: tuple[str, ...] = (
+    "builtin:agent.delegate",
+    "builtin:agent.await",
+    "builtin:chat.search",
+    "builtin:chat.read_messages",
+    "builtin:worldinfo.read_activated",
+    "builtin:workspace.list_files",
+    "builtin:workspace.search_files",
+    "builtin:workspace.read_file",
+    "builtin:workspace.write_file",
+    "builtin:workspace.apply_patch",
+    "builtin:workspace.shell",
+    "builtin:workspace.commit",
+    "builtin:workspace.finish",
+    "builtin:dice.roll",
+)
+
+
+class Section(BaseModel):
+    """A profile section: snake_case or camelCase keys in, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, validate_assignment=True)
+
+
+class ToolsSettings(Section):
+    allow: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOW))
+    deny: list[str] = Field(default_factory=list)
+    max_calls_per_run: PositiveInt = 80
+    max_calls_per_tool: dict[str, PositiveInt] = Field(default_factory=dict)
+    tool_descriptions: dict[str, DescriptionOverride] = Field(default_factory=dict)
+    external_result_inline_char_limit: PositiveInt = 50_000
+    project_builtin_results: bool = False  # beyond upstream: long builtin results go to tool-results/ too
+    naming: NamingStyle = "tauritavern"
+    openai_strict: bool = False  # render OpenAI schemas in strict mode
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _ids(cls, value: list[str]) -> list[str]:
+        for text in value:
+            _check_id(text)
+        return value
+
+    @field_validator("max_calls_per_tool", "tool_descriptions")
+    @classmethod
+    def _id_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for text in value:
+            _check_id(text)
+        return value
+
+    def active(self) -> list[ToolId]:
+        """allow minus deny, in allow order, without repeats."""
+        denied = set(self.deny)
+        seen: set[str] = set()
+        out = []
+        for text in self.allow:
+            if text not in denied and text not in seen:
+                seen.add(text)
+                out.append(ToolId.parse(text))
+        return out
+
+
+class Profile(Section):
+    """A tool profile. `Profile.default()` is the embedded default."""
+
+    name: str = "default"
+    description: str = ""
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    workspace: WorkspaceSettings = Field(default_factory=WorkspaceSettings)
+    shell: ShellSettings = Field(default_factory=ShellSettings)
+
+    @classmethod
+    def default(cls) -> Profile:
+        return cls(name="default", description="The upstream default profile (shell on), plus dice.roll.")
+
+    @classmethod
+    def parse(cls, data: Any, *, source: str = "profile") -> Profile:
+        """Validate a mapping; errors become one `agent.profile_invalid` naming each key."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ToolbenchError("agent.profile_invalid", f"{source}: {describe(exc)}") from exc
+
+    @classmethod
+    def load(cls, path: str | Path) -> Profile:
+        """Read a JSON or TOML profile file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ToolbenchError("agent.profile_invalid", f"cannot read profile {path}: {exc.strerror}") from exc
+        try:
+            data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        except (ValueError, tomllib.TOMLDecodeError) as exc:
+            raise ToolbenchError("agent.profile_invalid", f"{path} is not valid {path.suffix[1:] or 'JSON'}: {exc}") from exc
+        return cls.parse(data, source=str(path))
+
+    def save(self, path: str | Path) -> None:
+
+        write_atomic(Path(path), self.to_json_text())
+
+    def to_json_text(self) -> str:
+        return json.dumps(self.model_dump(mode="json", exclude_defaults=False), indent=2, ensure_ascii=False) + "\n"
+
+    def edit(self, **changes: Any) -> Profile:
+        """A new profile with top-level or `tools` fields changed (values are validated)."""
+        data = self.model_dump(mode="json")
+        for key, value in changes.items():
+            if key in ToolsSettings.model_fields:
+                data["tools"][key] = value
+            else:
+                data[key] = value
+        return Profile.parse(data)
+
+
+def describe(exc: ValidationError) -> str:
+    """One line per problem, each naming the key path."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown key `{loc}`")
+        else:
+            parts.append(f"`{loc}`: {err['msg']}")
+    return "; ".join(parts)
+
+
+def _check_id(text: str) -> None:
+    try:
+        ToolId.parse(text)
+    except ToolbenchError as exc:
+        raise ValueError(f"`{text}` is not a ToolId ({exc.code})") from exc

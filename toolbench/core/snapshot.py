@@ -1,0 +1,225 @@
+"""Invocation snapshots: the frozen list of tools, call names and budgets one invocation offers.
+
+`prepare()` composes separate steps over a catalog: profile selection (allow order, deny
+wins), the scene filter, description overrides, call-name allocation, budgets. Everything left
+out is reported in `diagnostics`, never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from .descriptors import Frozen, Scene, ToolDescriptor, apply_override
+from .errors import ToolbenchError, ToolError
+from .ids import ToolId
+from .naming import allocate, builtin_call_name, mcp_seed
+from .profile import Profile
+
+SCHEMA_VERSION = 1
+# Reserved so no external tool takes the name of the return tool a delegated child gets.
+RESERVED_CALL_NAMES = frozenset({"task_return"})
+
+
+class Binding(Frozen):
+    descriptor: ToolDescriptor
+    call_name: str
+    max_calls: int | None = None
+
+    @property
+    def tool_id(self) -> ToolId:
+        return self.descriptor.id
+
+
+class Diagnostic(Frozen):
+    """Why a tool the profile names is not in the snapshot (or what else went wrong)."""
+
+    tool_id: str
+    code: str
+    message: str
+
+
+class Snapshot(Frozen):
+    """What one invocation offers. Invariants hold on construction and on load."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    id: str
+    scene: Scene = "chat"
+    bindings: tuple[Binding, ...]
+    max_calls_per_invocation: int
+    diagnostics: tuple[Diagnostic, ...] = ()
+    strict: bool = Field(default=False, description="render OpenAI-strict schemas")
+    _by_name: dict[str, Binding] = PrivateAttr(default_factory=dict)
+    _by_id: dict[ToolId, Binding] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            version = data.get("schemaVersion", data.get("schema_version", SCHEMA_VERSION))
+            if version != SCHEMA_VERSION:
+                raise ValueError(f"tool.snapshot_schema_unsupported: schemaVersion {version} is not {SCHEMA_VERSION}")
+        return data
+
+    @model_validator(mode="after")
+    def _invariants(self) -> Snapshot:
+        problems = snapshot_problems(self.id, self.bindings, self.max_calls_per_invocation)
+        if problems:
+            code, message = problems[0]
+            raise ValueError(f"{code}: {message}")
+        self._by_name = {b.call_name: b for b in self.bindings}
+        self._by_id = {b.tool_id: b for b in self.bindings}
+        return self
+
+    @classmethod
+    def build(cls, **fields: Any) -> Snapshot:
+        """Construct, raising `ToolbenchError` with the invariant's code."""
+        from pydantic import ValidationError
+
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            raise _as_toolbench_error(exc) from exc
+
+    @classmethod
+    def from_json(cls, data: Any) -> Snapshot:
+        from pydantic import ValidationError
+
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise _as_toolbench_error(exc) from exc
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    @property
+    def call_names(self) -> dict[str, ToolId]:
+        return {b.call_name: b.tool_id for b in self.bindings}
+
+    def binding_for(self, call_name: str) -> Binding | None:
+        return self._by_name.get(call_name)
+
+    def binding_of(self, tool_id: ToolId) -> Binding | None:
+        return self._by_id.get(tool_id)
+
+    def render(self, protocol: str) -> list[dict[str, Any]]:
+        """The tool list exactly as that provider's API takes it."""
+        from ..protocols import render
+
+        return render(protocol, self.bindings, strict=self.strict)
+
+
+def snapshot_problems(
+    snapshot_id: str, bindings: Iterable[Binding], max_total: int
+) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    if not snapshot_id:
+        problems.append(("tool.snapshot_id_empty", "the snapshot id is empty"))
+    if max_total < 1:
+        problems.append(("tool.snapshot_budget_invalid", "maxCallsPerInvocation must be at least 1"))
+    ids: set[ToolId] = set()
+    names: set[str] = set()
+    for b in bindings:
+        if b.tool_id in ids:
+            problems.append(("tool.snapshot_duplicate_id", f"`{b.tool_id}` is bound twice"))
+        if not b.call_name:
+            problems.append(("tool.snapshot_alias_empty", f"`{b.tool_id}` has an empty call name"))
+        elif b.call_name in names:
+            problems.append(("tool.snapshot_duplicate_alias", f"call name `{b.call_name}` is used twice"))
+        if b.max_calls is not None and b.max_calls < 1:
+            problems.append(("tool.snapshot_tool_budget_invalid", f"`{b.tool_id}` has a per-tool budget of 0"))
+        ids.add(b.tool_id)
+        names.add(b.call_name)
+    return problems
+
+
+def _as_toolbench_error(exc: Any) -> ToolbenchError:
+    for err in exc.errors(include_url=False):
+        message = str(err.get("msg", ""))
+        head = message.removeprefix("Value error, ")
+        code, sep, rest = head.partition(": ")
+        if sep and "." in code and " " not in code:
+            return ToolbenchError(code, rest)
+    return ToolbenchError("tool.snapshot_invalid", str(exc))
+
+
+def prepare(
+    profile: Profile,
+    catalog: Mapping[ToolId, ToolDescriptor],
+    *,
+    snapshot_id: str,
+    scene: Scene = "chat",
+    unavailable: Mapping[ToolId, Diagnostic] | None = None,
+    return_mode: ToolDescriptor | None = None,
+) -> Snapshot:
+    """Freeze the tools `profile` offers from `catalog` in `scene`.
+
+    `unavailable` explains external tools the profile names that no source offers now.
+    `return_mode`, when given, is the `task.return` descriptor of a delegated child: the
+    completion and delegation tools go, and it is appended."""
+    settings = profile.tools
+    diagnostics: list[Diagnostic] = []
+    chosen: list[ToolDescriptor] = []
+    for tool_id in settings.active():
+        descriptor = catalog.get(tool_id)
+        if descriptor is None:
+            known = (unavailable or {}).get(tool_id)
+            if known is None and tool_id.kind == "builtin":
+                raise ToolbenchError("agent.profile_unknown_tool", f"`{tool_id}` is not a builtin tool")
+            diagnostics.append(known or _unavailable(tool_id))
+            continue
+        if scene not in descriptor.scenes:
+            diagnostics.append(Diagnostic(tool_id=str(tool_id), code="tool.scene_excluded",
+                                          message=f"not offered in the {scene} scene"))
+            continue
+        if return_mode is not None and tool_id.kind == "builtin" and _dropped_in_return_mode(descriptor):
+            diagnostics.append(Diagnostic(tool_id=str(tool_id), code="agent.return_mode_excluded",
+                                          message="a delegated child returns with task_return instead"))
+            continue
+        try:
+            descriptor = apply_override(descriptor, settings.tool_descriptions.get(str(tool_id)))
+        except ToolError as exc:
+            if tool_id.kind == "builtin":
+                raise ToolbenchError(exc.code, exc.message) from exc
+            diagnostics.append(Diagnostic(tool_id=str(tool_id), code="agent.tool_override_invalid",
+                                          message=f"{exc.code}: {exc.message}"))
+            continue
+        chosen.append(descriptor)
+    if return_mode is not None:
+        chosen.append(return_mode)
+
+    used = set(RESERVED_CALL_NAMES)
+    used.update(builtin_call_name(d.id.name) for d in chosen if d.kind == "builtin")
+    bindings = []
+    for d in chosen:
+        if d.kind == "builtin":
+            name = builtin_call_name(d.id.name)
+        else:
+            seed = mcp_seed(settings.naming, d.server or d.id.source_id or "", d.id.name) if d.kind == "mcp" else d.id.name
+            name = allocate(seed, used)
+            used.add(name)
+        bindings.append(Binding(descriptor=d, call_name=name, max_calls=settings.max_calls_per_tool.get(str(d.id))))
+    return Snapshot.build(
+        id=snapshot_id,
+        scene=scene,
+        bindings=tuple(bindings),
+        max_calls_per_invocation=settings.max_calls_per_run,
+        diagnostics=tuple(diagnostics),
+        strict=settings.openai_strict,
+    )
+
+
+def _dropped_in_return_mode(descriptor: ToolDescriptor) -> bool:
+    return descriptor.completes_round or descriptor.id.name in {
+        "workspace.commit", "agent.delegate", "agent.await", "agent.handoff", "task.return"}
+
+
+def _unavailable(tool_id: ToolId) -> Diagnostic:
+    if tool_id.kind == "extension":
+        return Diagnostic(tool_id=str(tool_id), code="extension.tool_unavailable",
+                          message="no extension tool with this id is registered; register it on the bench")
+    return Diagnostic(tool_id=str(tool_id), code="mcp.tool_unavailable",
+                      message="no active MCP server offers this tool (server missing, failed, disabled, or tool off)")

@@ -1,0 +1,289 @@
+"""One invocation: a frozen snapshot, its gate counters, and the calls made against it.
+
+Every call takes the same path, whatever its source:
+decode -> gate (charges first) -> argument check -> dispatch -> project -> record.
+Only misuse and storage failures raise; everything a model can send becomes a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import threading
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.arguments import MISSING, ToolArguments, invalid_arguments_message
+from ..core.errors import OutcomeUnknown, ToolbenchError, ToolError
+from ..core.fileio import write_atomic
+from ..core.gate import GateState, charge
+from ..core.ids import ToolId
+from ..core.results import ToolResult, call_file_stem, error_result, project
+from ..core.snapshot import Binding, Snapshot
+from ..tools.base import ToolOutput
+from .records import SNAPSHOT_NAME, CallRecord, RunLog, read_log
+from .store import args_path, audit_path, dumps
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .bench import Workbench
+
+Call = tuple[str, Any] | tuple[str, Any, str | None]
+
+
+@dataclass(slots=True)
+class _Step:
+    """A call that passed the gate and is ready to dispatch."""
+
+    round: int
+    call_id: str
+    stem: str
+    call_name: str
+    binding: Binding
+    arguments: ToolArguments
+    started: float
+
+
+class Invocation:
+    """Calls against one frozen snapshot. Make one with `bench.invocation(scene)`."""
+
+    def __init__(self, bench: Workbench, snapshot: Snapshot, *, records: Sequence[CallRecord] = (),
+                 gate: GateState | None = None, blocked: str | None = None) -> None:
+        self._bench = bench
+        self.snapshot = snapshot
+        self._gate = gate or GateState()
+        self._records: list[CallRecord] = list(records)
+        self._round = max((r.round for r in records), default=0)
+        self._call_ids = {(r.round, r.call_id) for r in records}
+        self._seq = itertools.count(len(records) + 1)
+        self._lock = threading.RLock()
+        self._dir = bench._store.invocation_dir(snapshot.id)
+        self._log = RunLog(self._dir)
+        self.blocked: str | None = blocked
+        self.state: dict[str, Any] = {}  # per-invocation tool state (read states, todos, ...)
+        self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
+        self._bindings = {b.call_name: b for b in snapshot.bindings}
+
+    @property
+    def id(self) -> str:
+        return self.snapshot.id
+
+    # persistence --------------------------------------------------------------------------
+    def _save_snapshot(self) -> None:
+        write_atomic(self._dir / SNAPSHOT_NAME, dumps(self.snapshot.to_json()), durable=False)
+
+    @classmethod
+    def reopen(cls, bench: Workbench, invocation_id: str) -> Invocation:
+        directory = bench._store.invocation_dir(invocation_id)
+        path = directory / SNAPSHOT_NAME
+        if not path.exists():
+            raise ToolbenchError("bench.misuse", f"no invocation `{invocation_id}` in {bench.workspace}")
+        import json
+
+        snapshot = Snapshot.from_json(json.loads(path.read_text(encoding="utf-8")))
+        entries = read_log(directory)
+        records = [CallRecord.from_json(e["record"]) for e in entries]
+        gate = GateState.from_json(entries[-1]["gate"]) if entries else GateState()
+        blocked = next((e["blocked"] for e in reversed(entries) if e.get("blocked")), None)
+        return cls(bench, snapshot, records=records, gate=gate, blocked=blocked)
+
+    # reading ------------------------------------------------------------------------------
+    @property
+    def records(self) -> list[CallRecord]:
+        return list(self._records)
+
+    @property
+    def todos(self) -> list[dict[str, Any]]:
+        return list(self.state.get("todos", []))
+
+    def budget(self) -> dict[str, Any]:
+        """Calls left: in total, and per call name for tools with their own limit."""
+        per_tool = {
+            b.call_name: b.max_calls - self._gate.calls_per_tool.get(str(b.tool_id), 0)
+            for b in self.snapshot.bindings if b.max_calls is not None
+        }
+        return {"total": self.snapshot.max_calls_per_invocation - self._gate.total_calls, "per_tool": per_tool}
+
+    def to_dataframe(self) -> pandas.DataFrame:
+        import pandas
+
+        columns = ["round", "call_id", "call_name", "tool_id", "arguments", "is_error", "error_code",
+                   "elapsed_ms", "content_chars", "externalized"]
+        return pandas.DataFrame([r.row() for r in self._records], columns=columns)
+
+    def transcript(self, protocol: str) -> list[dict[str, Any]]:
+        """The calls and results as that provider's message history, every call paired."""
+        from ..protocols import encode_history
+        from ..protocols.types import Exchange, ResultView
+
+        rounds: dict[int, list[Exchange]] = {}
+        for r in self._records:
+            rounds.setdefault(r.round, []).append(Exchange(
+                call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
+                result=ResultView(content=r.result.content, is_error=r.result.is_error)))
+        return encode_history(protocol, [rounds[k] for k in sorted(rounds)])
+
+    # calling ------------------------------------------------------------------------------
+    def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
+        """Run one call as its own round."""
+        step = self._begin(self._next_round(), call_name, arguments, call_id, last=True)
+        return self._run(step)
+
+    async def acall(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
+        step = self._begin(self._next_round(), call_name, arguments, call_id, last=True)
+        return await self._arun(step)
+
+    def turn(self, calls: Sequence[Call]) -> list[ToolResult]:
+        """Run one model round of several calls, in order. Completion tools must come last."""
+        round_no = self._next_round()
+        return [self._run(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
+                for i, c in enumerate(calls)]
+
+    async def aturn(self, calls: Sequence[Call]) -> list[ToolResult]:
+        round_no = self._next_round()
+        return [await self._arun(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
+                for i, c in enumerate(calls)]
+
+    @staticmethod
+    def _unpack(call: Call) -> tuple[str, Any, str | None]:
+        if not isinstance(call, tuple) or not 1 <= len(call) <= 3:
+            raise ToolbenchError("bench.misuse", "a turn is a list of (call_name, arguments[, call_id]) tuples")
+        name, arguments, call_id = (*call, MISSING, None)[:3]
+        return name, arguments, call_id
+
+    def _next_round(self) -> int:
+        with self._lock:
+            self._round += 1
+            return self._round
+
+    def _begin(self, round_no: int, call_name: Any, arguments: Any, call_id: str | None,
+               *, last: bool) -> _Step | ToolResult:
+        started = time.perf_counter()
+        args = arguments if isinstance(arguments, ToolArguments) else ToolArguments.decode(arguments)
+        name = call_name if isinstance(call_name, str) else str(call_name)
+        binding = self._bindings.get(name)
+        tool_id = binding.tool_id if binding else None
+        with self._lock:
+            if call_id is None:
+                call_id = f"call_{next(self._seq):04d}"
+            if (round_no, call_id) in self._call_ids:
+                return self._refuse(round_no, call_id, name, args, tool_id, started, "model.invalid_tool_call",
+                                    f"The call id `{call_id}` is used twice in this round; give each call its own id.")
+            self._call_ids.add((round_no, call_id))
+            stem = call_file_stem(self.id, round_no, call_id)
+            self._bench._store.write_later(args_path(stem), args.to_json())
+            if self.blocked is not None:
+                return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.tool_not_started",
+                                    f"Not started: this invocation is blocked. {self.blocked}")
+            try:
+                charge(self._gate, self.snapshot.max_calls_per_invocation, tool_id,
+                       binding.max_calls if binding else None)
+            except ToolError as exc:
+                return self._refuse(round_no, call_id, name, args, tool_id, started, exc.code, exc.message,
+                                    exc.structured)
+        if binding is None:
+            names = ", ".join(f"`{n}`" for n in self.snapshot.call_names) or "none"
+            return self._refuse(round_no, call_id, name, args, None, started, "model.unknown_tool_call",
+                                f"There is no tool named `{name}`. Call one of the available tools: {names}.",
+                                {"available": list(self.snapshot.call_names)})
+        if binding.descriptor.completes_round and not last:
+            return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.tool_after_finish",
+                                f"`{name}` ends the task, so it must be the last call of its round. "
+                                "Finish the other calls first, then call it alone.")
+        if not args.is_valid:
+            return self._refuse(round_no, call_id, name, args, tool_id, started, "tool.invalid_arguments",
+                                invalid_arguments_message(args.raw))
+        return _Step(round_no, call_id, stem, name, binding, args, started)
+
+    def _run(self, step: _Step | ToolResult) -> ToolResult:
+        if isinstance(step, ToolResult):
+            return step
+        try:
+            output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round, step.call_id)
+            if inspect.isawaitable(output):
+                output = self._bench._loop.run(_awaited(output))
+        except Exception as exc:  # noqa: BLE001 (every failure of a tool becomes a result)
+            return self._fail(step, exc)
+        return self._succeed(step, output)
+
+    async def _arun(self, step: _Step | ToolResult) -> ToolResult:
+        if isinstance(step, ToolResult):
+            return step
+        try:
+            output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round, step.call_id)
+            if inspect.isawaitable(output):
+                output = await self._bench._loop.run_async(_awaited(output))
+        except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001
+            return self._fail(step, exc)
+        return self._succeed(step, output)
+
+    # outcomes -----------------------------------------------------------------------------
+    def _succeed(self, step: _Step, output: Any) -> ToolResult:
+        if not isinstance(output, ToolOutput):
+            return self._fail(step, ToolbenchError("tool.result_identity_mismatch",
+                                                   f"the tool returned {type(output).__name__}, not a ToolOutput"))
+        # Built without validation: every field comes from typed runtime values.
+        result = ToolResult.model_construct(call_id=step.call_id, tool_id=str(step.binding.tool_id),
+                                            content=output.content, structured=output.structured,
+                                            is_error=False, error_code=None, resource_refs=output.resource_refs)
+        return self._finish(step, result)
+
+    def _fail(self, step: _Step, exc: BaseException) -> ToolResult:
+        tool_id = str(step.binding.tool_id)
+        if isinstance(exc, ToolError):
+            result = error_result(step.call_id, tool_id, exc.code, exc.message, exc.structured)
+            if isinstance(exc, OutcomeUnknown):
+                with self._lock:
+                    self.blocked = (f"Call `{step.call_id}` ({tool_id}) has no confirmed result: {exc.message} "
+                                    "Check the state before repeating anything.")
+        elif isinstance(exc, asyncio.CancelledError):
+            result = error_result(step.call_id, tool_id, "tool.cancelled", "The call was cancelled before it finished.")
+        else:
+            result = error_result(step.call_id, tool_id, "tool.internal_error",
+                                  f"The tool failed unexpectedly: {type(exc).__name__}: {exc}")
+        return self._finish(step, result)
+
+    def _refuse(self, round_no: int, call_id: str, name: str, args: ToolArguments, tool_id: ToolId | None,
+                started: float, code: str, message: str, extra: Any = None) -> ToolResult:
+        result = error_result(call_id, str(tool_id) if tool_id else None, code, message, extra)
+        return self._record(round_no, call_id, name, args, result, started, externalized=False)
+
+    def _finish(self, step: _Step, result: ToolResult) -> ToolResult:
+        externalized = False
+        settings = self._bench.profile.tools
+        if step.binding.tool_id.kind != "builtin" or settings.project_builtin_results:
+            projected = project(
+                result, limit=settings.external_result_inline_char_limit, invocation_id=self.id,
+                round_no=step.round, read_call_name=self._call_names.get("builtin:workspace.read_file"),
+                search_call_name=self._call_names.get("builtin:workspace.search_files"))
+            if projected is not None:
+                store = self._bench._store
+                store.write_now(projected.readable_path, projected.readable_text)
+                store.write_now(projected.audit_path, projected.audit_text)
+                result, externalized = projected.result, True
+        return self._record(step.round, step.call_id, step.call_name, step.arguments, result, step.started,
+                            externalized=externalized, stem=step.stem)
+
+    def _record(self, round_no: int, call_id: str, name: str, args: ToolArguments, result: ToolResult,
+                started: float, *, externalized: bool, stem: str | None = None) -> ToolResult:
+        record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
+                            arguments=args, result=result, elapsed_ms=(time.perf_counter() - started) * 1000,
+                            externalized=externalized)
+        if not externalized:  # an externalised result's audit file is written already
+            self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
+        with self._lock:
+            self._records.append(record)
+            self._bench._store.append_later(
+                self._log, {"record": record.to_log(), "gate": self._gate.to_json(), "blocked": self.blocked})
+        return result
+
+    def close(self) -> None:
+        self._log.close()
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable

@@ -1,0 +1,77 @@
+"""One event loop per workbench, on its own daemon thread.
+
+All async work of a bench (tool calls, MCP sessions) runs on this loop, so the sync facade
+works the same in a script and inside Jupyter's already-running loop, and async resources
+are always used from the loop that made them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """A private event loop running on a daemon thread, started lazily."""
+
+    def __init__(self, name: str = "toolbench-loop") -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            with self._lock:
+                if self._loop is None:
+                    loop = asyncio.new_event_loop()
+                    ready = threading.Event()
+
+                    def serve() -> None:
+                        asyncio.set_event_loop(loop)
+                        loop.call_soon(ready.set)
+                        loop.run_forever()
+
+                    self._thread = threading.Thread(target=serve, name=self._name, daemon=True)
+                    self._thread.start()
+                    ready.wait()
+                    self._loop = loop
+        return self._loop
+
+    def in_loop(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the bench loop and wait for it (from any thread but the loop's)."""
+        if self.in_loop():
+            coro.close()
+            raise RuntimeError("LoopThread.run called from its own loop; await the coroutine instead")
+        return self.submit(coro).result()
+
+    async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await a coroutine on the bench loop from another loop (or directly when already on it)."""
+        if self.in_loop():
+            return await coro
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def close(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if self.in_loop():
+            raise RuntimeError("cannot close the bench loop from inside it")
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        if not loop.is_running():
+            loop.close()
+        self._loop = None
+        self._thread = None

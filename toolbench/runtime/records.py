@@ -1,0 +1,124 @@
+"""Call records and the run log they are kept in.
+
+The run log is `.toolbench/invocations/<id>/log.jsonl`: one line per call, appended and
+flushed as the call ends, holding what is needed to reopen the invocation after a kernel
+restart (its history and its budget counters).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pydantic_core
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ..core.arguments import ToolArguments
+from ..core.errors import ToolbenchError
+from ..core.results import ToolResult
+
+LOG_NAME = "log.jsonl"
+SNAPSHOT_NAME = "snapshot.json"
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call as it happened: what the model sent and what it got back."""
+
+    round: int
+    call_id: str
+    call_name: str
+    tool_id: str | None
+    arguments: ToolArguments
+    result: ToolResult
+    elapsed_ms: float
+    externalized: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return self._fields(self.result.to_json())
+
+    def to_log(self) -> dict[str, Any]:
+        """`to_json()` with the result left a model, so the log writer dumps it in one pass."""
+        return self._fields(self.result)
+
+    def _fields(self, result: Any) -> dict[str, Any]:
+        return {
+            "round": self.round,
+            "callId": self.call_id,
+            "callName": self.call_name,
+            "toolId": self.tool_id,
+            "arguments": self.arguments.to_json(),
+            "result": result,
+            "elapsedMs": round(self.elapsed_ms, 3),
+            "externalized": self.externalized,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CallRecord:
+        return cls(
+            round=int(data["round"]),
+            call_id=str(data["callId"]),
+            call_name=str(data["callName"]),
+            tool_id=data.get("toolId"),
+            arguments=ToolArguments.from_json(data.get("arguments")),
+            result=ToolResult.model_validate(data["result"]),
+            elapsed_ms=float(data.get("elapsedMs", 0.0)),
+            externalized=bool(data.get("externalized", False)),
+        )
+
+    def row(self) -> dict[str, Any]:
+        """The record as a table row (see `Invocation.to_dataframe`)."""
+        return {
+            "round": self.round,
+            "call_id": self.call_id,
+            "call_name": self.call_name,
+            "tool_id": self.tool_id,
+            "arguments": self.arguments.replay_text() if self.arguments.is_valid else self.arguments.raw,
+            "is_error": self.result.is_error,
+            "error_code": self.result.error_code,
+            "elapsed_ms": self.elapsed_ms,
+            "content_chars": len(self.result.content),
+            "externalized": self.externalized,
+        }
+
+
+class RunLog:
+    """Append-only JSON lines; each line is written whole and flushed."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOG_NAME
+        self._file: IO[str] | None = None
+
+    def append(self, entry: dict[str, Any]) -> None:
+        line = pydantic_core.to_json(entry, by_alias=True).decode("utf-8") + "\n"
+        try:
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (kept open for appends)
+            self._file.write(line)
+            self._file.flush()
+        except OSError as exc:
+            raise ToolbenchError("storage.write_failed", f"cannot append to {self.path}: {exc.strerror or exc}") from exc
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_log(directory: Path) -> list[dict[str, Any]]:
+    """The entries of a run log; a torn last line (a crash mid-append) is ignored."""
+    path = directory / LOG_NAME
+    if not path.exists():
+        return []
+    entries = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            entries.append(json.loads(line))
+        except ValueError as exc:
+            if number == len(lines):
+                break
+            raise ToolbenchError("storage.run_log_invalid", f"{path}:{number} is not JSON") from exc
+    return entries
