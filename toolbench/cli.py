@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -20,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     snap.add_argument("--workspace", help="the workspace folder (default: a fresh demo workspace)")
     snap.add_argument("--scene", choices=("chat", "session"), default="chat")
     snap.add_argument("--protocol", choices=PROTOCOLS, default="openai")
+    snap.add_argument("--check", action="store_true",
+                      help="list each provider's problems with the tool list; exit 1 if any would refuse it")
 
     call = sub.add_parser("call", help="run one tool call and print the ToolResult as JSON")
     call.add_argument("call_name")
@@ -41,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with Workbench(args.workspace, args.profile, seed=getattr(args, "seed", None)) as bench:
             inv = bench.invocation(args.scene)
+            if args.command == "snapshot" and args.check:
+                problems = inv.snapshot.check()
+                _print([dataclasses.asdict(p) for p in problems])
+                return 1 if any(p.fatal and not p.repaired for p in problems) else 0
             if args.command == "snapshot":
                 _print(inv.snapshot.render(args.protocol))
             else:

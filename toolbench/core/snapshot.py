@@ -111,6 +111,26 @@ class Snapshot(Frozen):
 
         return render(protocol, self.bindings, strict=self.strict)
 
+    def check(self, protocols: Any = None) -> list[Any]:
+        """Every call-name and schema problem per provider, with the rule it breaks
+        (`toolbench.protocols.Problem`); `fatal` ones would make that provider refuse the request."""
+        from ..protocols import PROTOCOLS, check
+
+        return check(self.bindings, strict=self.strict, protocols=protocols or PROTOCOLS)
+
+    def golden(self) -> list[dict[str, Any]]:
+        """The tool list as a JSON-able golden form: call name, ToolId, description, schema."""
+        from ..protocols import golden
+
+        return golden(self.bindings)
+
+    def diff(self, other: Any) -> Any:
+        """What changed from this snapshot to `other` (a Snapshot or a golden list)."""
+        from ..protocols import diff
+
+        after = other.bindings if isinstance(other, Snapshot) else other
+        return diff(self.bindings, after)
+
 
 def snapshot_problems(
     snapshot_id: str, bindings: Iterable[Binding], max_total: int

@@ -127,6 +127,15 @@ class Invocation:
                 result=ResultView(content=r.result.content, is_error=r.result.is_error)))
         return encode_history(protocol, [rounds[k] for k in sorted(rounds)])
 
+    def respond(self, protocol: str, response: Any) -> list[ToolResult]:
+        """Decode a provider's response body and run its tool calls as one round.
+
+        A response that is not that provider's shape raises `ToolbenchError` (model.*)."""
+        from ..protocols import decode_calls
+
+        calls = decode_calls(protocol, response, id_seed=f"{self.id}_{self._round + 1}")
+        return self.turn([(c.call_name, c.arguments, c.call_id) for c in calls])
+
     # calling ------------------------------------------------------------------------------
     def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
         """Run one call as its own round."""
