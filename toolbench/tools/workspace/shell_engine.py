@@ -1,0 +1,441 @@
+"""The `workspace.shell` engine: one fresh bashkit interpreter per call, over mounted roots.
+
+This is the only module that touches bashkit; its exceptions and result shapes stop here.
+
+The guest sees `/` as the workspace root. `/` itself is an empty read-only filesystem; each
+`Mount` puts one host directory on it, read-write or read-only (bashkit's `ReadOnlyFs`). Writes
+go straight to the host disk, so they persist when the command later fails, times out or is
+cancelled. Nothing else of the host is visible: no host programs, no host environment (only
+`HOME=/`), no network (bashkit's default). Symlinks that leave a mount are refused by bashkit.
+
+Each call runs in a worker thread (building an interpreter costs about 0.5 ms and should not
+block the event loop). Cancellation sets bashkit's flag, which the interpreter checks between
+commands and inside embedded Python; a builtin already running (`sleep`) finishes first, so
+`run_shell` waits at most `_STOP_GRACE_SECONDS` for it and then reports the cancel anyway.
+
+bashkit keeps no log of writes through a real mount, and its snapshot diff covers only the
+in-memory filesystem, so the outcome does not list changed paths. `may_have_written` is a cheap
+static judgement instead (bashkit's `analyze`): False only when every command is a known
+reader and every write redirect goes to `/dev/null`, `/dev/stdout` or `/dev/stderr`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import posixpath
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import bashkit
+
+from ...core.errors import ToolbenchError, ToolError
+from ...core.shell_settings import ShellSettings
+
+__all__ = [
+    "SHELL_DESCRIPTION",
+    "SHELL_INPUT_SCHEMA",
+    "Mount",
+    "ShellOutcome",
+    "ShellStatus",
+    "describe_shell",
+    "format_result",
+    "guest_path",
+    "parse_shell_args",
+    "run_shell",
+]
+
+ShellStatus = Literal["exited", "timed_out", "cancelled", "failed"]
+
+_ENV: Final = {"HOME": "/", "BASHKIT_ALLOW_INPROCESS_PYTHON": "1"}
+_GUARD_SECONDS: Final = 2.0  # past the timeout, in case an embedded runtime ignores bashkit's deadline
+_STOP_GRACE_SECONDS: Final = 0.5  # how long a cancel waits for the interpreter to stop
+_DEADLINE_SHARE: Final = 0.98  # a non-zero exit this close to the timeout is the deadline (python, jq)
+_CANCELLED_ERROR: Final = "execution cancelled"
+_TIMEOUT_ERRORS: Final = ("execution timeout", "parser timeout")
+_HARMLESS_SINKS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+# Commands that cannot change a file by themselves (options such as `sort -o`, `uniq IN OUT`,
+# `tree -o`, `sed -i` or `xxd IN OUT` rule the others out). Redirects are judged separately.
+_READERS: Final = frozenset(
+    """
+    : [ basename bc cat cd cksum cmp column comm cut date declare df diff dirname du echo egrep exit expand
+    export expr factor false fgrep file fmt fold grep head hexdump hostname id join jq local ls md5sum nl od
+    paste printenv printf pwd read readlink realpath return rev rg seq set sha1sum sha224sum sha256sum
+    sha384sum sha512sum shasum shift sleep stat strings sum tac tail test tr true type uname unexpand unset
+    wc which whoami
+    """.split()  # noqa: SIM905 (a word list reads better than 80 quoted strings)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """A host directory shown to the shell at `guest_path` (absolute, normalised, not `/`)."""
+
+    host_path: Path
+    guest_path: str
+    writable: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "host_path", Path(self.host_path))
+        guest = self.guest_path
+        if not isinstance(guest, str) or guest == "/" or guest_path(guest) != guest:
+            raise ToolbenchError("bench.misuse", f"a mount's guest path must be absolute and normalised: {guest!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellOutcome:
+    """What one shell call came to. `exit_code` is set exactly when `status` is `exited`."""
+
+    status: ShellStatus
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    output_truncated: bool = False
+    may_have_written: bool = True
+
+    def __post_init__(self) -> None:
+        if (self.status == "exited") != (self.exit_code is not None):
+            raise ToolbenchError("bench.misuse", f"a {self.status} shell outcome with exit code {self.exit_code}")
+
+
+def guest_path(path: str) -> str:
+    """Normalise a guest path: relative means below `/`, and `..` stops at `/`."""
+    return posixpath.normpath("/" + path.lstrip("/"))
+
+
+async def run_shell(
+    command: str,
+    *,
+    workdir: str = "/",
+    mounts: Sequence[Mount],
+    settings: ShellSettings,
+    cancel: asyncio.Event | None = None,
+) -> ShellOutcome:
+    """Run `command` in a fresh interpreter with cwd `workdir` over `mounts`.
+
+    Model-caused problems come back as outcomes; a misconfigured mount (host path missing or
+    not a directory, guest path used twice) raises `ToolbenchError("bench.misuse")`. If the
+    caller's task is cancelled, the interpreter is told to stop and `CancelledError` propagates.
+    """
+    if not isinstance(command, str) or not isinstance(workdir, str):
+        raise ToolbenchError("bench.misuse", "run_shell takes the command and workdir as strings")
+    mounts = tuple(sorted(mounts, key=lambda m: m.guest_path.count("/")))
+    if len({m.guest_path for m in mounts}) != len(mounts):
+        raise ToolbenchError("bench.misuse", "two mounts share a guest path")
+    if len(command) > settings.max_command_chars:
+        return _failed(f"command is {len(command):,} characters long; the limit is {settings.max_command_chars:,}")
+    if cancel is not None and cancel.is_set():
+        return ShellOutcome("cancelled", None, "", "", may_have_written=False)
+
+    job = _Job(command, guest_path(workdir), mounts, settings)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[ShellOutcome] = loop.create_future()
+    done.add_done_callback(_retrieve)  # a late failure after we stopped waiting is not an error
+    _WORKERS.submit(functools.partial(job.run_into, loop, done))
+    cancelled = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    waiting: list[asyncio.Future[Any]] = [done] if cancelled is None else [done, cancelled]
+    try:
+        await asyncio.wait(
+            waiting,
+            timeout=settings.timeout_seconds + _GUARD_SECONDS,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+    except asyncio.CancelledError:
+        job.stop()
+        raise
+    finally:
+        if cancelled is not None:
+            cancelled.cancel()
+    if done.done():
+        return done.result()
+    job.stop()
+    await asyncio.wait([done], timeout=_STOP_GRACE_SECONDS)
+    status: ShellStatus = "cancelled" if cancel is not None and cancel.is_set() else "timed_out"
+    return ShellOutcome(status, None, "", "", may_have_written=job.may_have_written)
+
+
+class _Job:
+    """One call's interpreter, built and run in a worker thread; `stop` may come from any thread."""
+
+    def __init__(self, command: str, workdir: str, mounts: tuple[Mount, ...], settings: ShellSettings) -> None:
+        self.command = command
+        self.workdir = workdir
+        self.mounts = mounts
+        self.settings = settings
+        self.may_have_written = False
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._bash: Any = None
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            bash = self._bash
+        if bash is not None:
+            bash.cancel()
+
+    def run_into(self, loop: asyncio.AbstractEventLoop, done: asyncio.Future[ShellOutcome]) -> None:
+        try:
+            outcome = self._run()
+        except BaseException as exc:  # handed to the awaiting task, which re-raises it
+            _settle(loop, done, exc)
+        else:
+            _settle(loop, done, outcome)
+
+    def _run(self) -> ShellOutcome:
+        bash = _interpreter(self.mounts, self.settings, self.workdir)
+        if not _is_directory(bash, self.workdir):
+            return _failed(f"workdir {self.workdir}: No such directory")
+        self.may_have_written = _may_write(bash, self.command)
+        with self._lock:
+            if self._stopped:
+                return ShellOutcome("cancelled", None, "", "", may_have_written=False)
+            self._bash = bash
+        started = time.monotonic()
+        try:
+            result = bash.execute_sync(self.command)
+        except Exception as exc:  # bashkit raises RuntimeError for faults of its own
+            return _failed(f"shell engine error: {exc}", self.may_have_written)
+        elapsed = time.monotonic() - started
+        with self._lock:
+            stopped = self._stopped
+        return _outcome(result, elapsed, self.settings, stopped, self.may_have_written)
+
+
+def _retrieve(future: asyncio.Future[ShellOutcome]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _settle(loop: asyncio.AbstractEventLoop, done: asyncio.Future[ShellOutcome], value: Any) -> None:
+    def settle() -> None:
+        if done.done():
+            return
+        if isinstance(value, BaseException):
+            done.set_exception(value)
+        else:
+            done.set_result(value)
+
+    with contextlib.suppress(RuntimeError):  # the loop closed while the command ran: nobody waits
+        loop.call_soon_threadsafe(settle)
+
+
+def _interpreter(mounts: tuple[Mount, ...], settings: ShellSettings, workdir: str) -> Any:
+    bash = bashkit.BashTool(
+        cwd=workdir,
+        env=_ENV,
+        timeout_seconds=settings.timeout_seconds,
+        max_commands=settings.max_commands,
+        max_loop_iterations=settings.max_loop_iterations,
+        python=True,
+        typescript=True,
+    )
+    bash.mount("/", _empty_root(), read_only=True)
+    for mount in mounts:
+        try:
+            bash.mount(
+                mount.guest_path,
+                _host_fs(str(mount.host_path.absolute()), mount.writable),
+                read_only=not mount.writable,
+            )
+        except RuntimeError as exc:
+            raise ToolbenchError(
+                "bench.misuse", f"cannot mount {mount.host_path} at {mount.guest_path}: {exc}"
+            ) from exc
+    return bash
+
+
+@functools.cache
+def _empty_root() -> Any:
+    """The guest's `/`: one empty filesystem, mounted read-only in every interpreter."""
+    return bashkit.FileSystem()
+
+
+@functools.lru_cache(maxsize=256)
+def _host_fs(host_path: str, writable: bool) -> Any:
+    """A host directory as a bashkit filesystem; kept, since making one costs ~20 µs per mount
+    and bashkit's RealFs holds no state but its root (protection is per mount, not per handle)."""
+    return bashkit.FileSystem.real(host_path, writable=writable)
+
+
+class _Workers:
+    """Daemon threads that run shell calls: one more whenever all are busy, none ever stopped.
+
+    Daemon, so a cancelled call still finishing a long builtin never holds up interpreter exit;
+    reused, since starting a thread per call costs as much as running `echo`."""
+
+    def __init__(self) -> None:
+        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1
+        if start:
+            threading.Thread(target=self._work, name="toolbench-shell", daemon=True).start()
+        self._tasks.put(task)
+
+    def _work(self) -> None:
+        while True:
+            self._tasks.get()()
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS: Final = _Workers()
+
+
+def _is_directory(bash: Any, path: str) -> bool:
+    try:
+        return bash.stat(path).get("file_type") == "directory"
+    except RuntimeError:
+        return False
+
+
+def _may_write(bash: Any, command: str) -> bool:
+    try:
+        analysis = bash.analyze(command)
+    except Exception:  # does not parse: it will fail before running anything, but stay cautious
+        return True
+    if analysis.is_opaque or analysis.has_dynamic_commands or analysis.functions:
+        return True
+    if any(r.is_write and r.path not in _HARMLESS_SINKS for r in analysis.redirects):
+        return True
+    return not set(analysis.command_names) <= _READERS
+
+
+def _outcome(result: Any, elapsed: float, settings: ShellSettings, stopped: bool, wrote: bool) -> ShellOutcome:
+    stdout, stdout_cut = _clip(result.stdout, settings.max_stdout_chars)
+    stderr, stderr_cut = _clip(result.stderr, settings.max_stderr_chars)
+    truncated = stdout_cut or stderr_cut or bool(result.stdout_truncated or result.stderr_truncated)
+    error = result.error
+    status: ShellStatus
+    if stopped or error == _CANCELLED_ERROR:
+        status = "cancelled"
+    elif error is not None:
+        status = "timed_out" if any(e in error for e in _TIMEOUT_ERRORS) else "failed"
+    elif result.exit_code != 0 and elapsed >= settings.timeout_seconds * _DEADLINE_SHARE:
+        status = "timed_out"  # embedded Python and jq report the shared deadline as their own error
+    else:
+        return ShellOutcome("exited", result.exit_code, stdout, stderr, truncated, wrote)
+    return ShellOutcome(status, None, stdout, stderr, truncated, wrote)
+
+
+def _clip(text: str, limit: int) -> tuple[str, bool]:
+    return (text[:limit], True) if len(text) > limit else (text, False)
+
+
+def _failed(message: str, may_have_written: bool = False) -> ShellOutcome:
+    return ShellOutcome("failed", None, "", message, may_have_written=may_have_written)
+
+
+# ---- the model-facing side: arguments, schema, description, result ----
+
+SHELL_INPUT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The bash script to run."},
+        "workdir": {
+            "type": "string",
+            "description": "Working directory inside the workspace; `/` is the workspace root. Default `/`.",
+        },
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+_ALLOWED_KEYS: Final = ("command", "workdir")
+
+
+def parse_shell_args(args: dict[str, Any]) -> tuple[str, str]:
+    """Check the closed argument set; return `(command, workdir)`. The command is not trimmed."""
+    for key in args:
+        if key not in _ALLOWED_KEYS:
+            raise ToolError("tool.invalid_arguments", f"`{key}` is not supported")
+    command = args.get("command")
+    if not isinstance(command, str):
+        raise ToolError("tool.invalid_arguments", "command must be a string")
+    workdir = args.get("workdir")
+    if workdir is None:  # absent, or null as strict-mode providers send for optional fields
+        return command, "/"
+    if not isinstance(workdir, str):
+        raise ToolError("tool.invalid_arguments", "workdir must be a string")
+    return command, workdir
+
+
+def describe_shell(*, writable: Sequence[str], read_only: Sequence[str], settings: ShellSettings) -> str:
+    """The model-facing description of the shell for these roots (guest names) and limits."""
+
+    def roots(names: Sequence[str]) -> str:
+        return ", ".join(guest_path(n) for n in names) or "none"
+
+    s = settings
+    return (
+        "Run a bash script in a sandboxed in-process interpreter (bashkit). Every call starts a fresh "
+        "shell: variables, functions, aliases and the working directory do not carry over; files do.\n"
+        f"`/` is the workspace root. Writable: {roots(writable)}. Read-only: {roots(read_only)}. "
+        "Nothing else of the host is visible, there are no host programs and no network.\n"
+        "Available: bash syntax and bashkit's builtins (ls, cat, grep, rg, sed, awk, find, sort, head, "
+        "tail, wc, cut, tr, diff, tar, ...), `jq`, `python3` (an embedded Python subset: json, math "
+        "and the like, open() and pathlib on workspace files; no os, re, subprocess or third-party "
+        "modules), and `node` / `deno` / `ts` (an embedded JavaScript/TypeScript subset for "
+        "computation: console.log, no require, fs or network).\n"
+        "`workdir` (default `/`) must be an existing directory.\n"
+        f"Limits per call: {s.timeout_seconds:g} s; command up to {s.max_command_chars:,} characters; "
+        f"stdout and stderr kept up to {s.max_stdout_chars:,} and {s.max_stderr_chars:,} characters "
+        f"(the rest is cut); {s.max_commands:,} commands and {s.max_loop_iterations:,} iterations per "
+        "loop. Files written before a failure, a timeout or a cancel stay written."
+    )
+
+
+SHELL_DESCRIPTION: Final = describe_shell(
+    writable=("work", "tmp", "output"), read_only=("tool-results", "skills"), settings=ShellSettings()
+)
+
+_HEADERS: Final[dict[str, str]] = {"cancelled": "Command cancelled.", "timed_out": "Command timed out."}
+_ERROR_CODES: Final[dict[str, str]] = {
+    "exited": "workspace.shell_exit",
+    "timed_out": "workspace.shell_timeout",
+    "cancelled": "workspace.shell_cancelled",
+    "failed": "workspace.shell_failed",
+}
+
+
+def format_result(outcome: ShellOutcome) -> tuple[str, dict[str, Any], str | None]:
+    """`(content, structured, error_code)` as TauriTavern lays a shell result out.
+
+    Content: a header (`Exit code: <n>`, or a cancel/timeout sentence, or nothing when the
+    engine failed), stdout, then stderr (under a `stderr:` line only when stdout is non-empty:
+    the upstream quirk), then `Output truncated.`; a newline goes between parts only where the
+    previous part does not already end with one. `error_code` is None only for exit code 0.
+    """
+    parts: list[str] = []
+    if outcome.status == "exited":
+        parts.append(f"Exit code: {outcome.exit_code}")
+    elif outcome.status in _HEADERS:
+        parts.append(_HEADERS[outcome.status])
+    if outcome.stdout:
+        parts.append(outcome.stdout)
+    if outcome.stderr:
+        if outcome.stdout:
+            parts.append("stderr:")
+        parts.append(outcome.stderr)
+    if outcome.output_truncated:
+        parts.append("Output truncated.")
+    content = ""
+    for part in parts:
+        if content and not content.endswith("\n"):
+            content += "\n"
+        content += part
+    structured = {"exitCode": outcome.exit_code, "outputTruncated": outcome.output_truncated}
+    ok = outcome.status == "exited" and outcome.exit_code == 0
+    return content, structured, None if ok else _ERROR_CODES[outcome.status]
