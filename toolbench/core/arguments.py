@@ -38,7 +38,7 @@ MISSING: Final = _Missing()
 class ToolArguments:
     """Decoded call arguments: a valid object, or the raw invalid text. Frozen."""
 
-    __slots__ = ("_value", "_raw")
+    __slots__ = ("_raw", "_value")
 
     def __init__(self, value: dict[str, Any] | None, raw: str | None) -> None:
         object.__setattr__(self, "_value", value)
@@ -142,4 +142,9 @@ def _compact(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         # Not JSON (a Python object handed in by hand): keep a readable text instead of raising.
-        return repr(value)
+        try:
+            return repr(value)
+        except RecursionError:  # nested deeper than repr goes: a shallow, bounded rendering
+            import reprlib
+
+            return reprlib.repr(value)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from .errors import ToolError, ToolbenchError
+from .errors import ToolbenchError, ToolError
 from .ids import ToolId, ToolKind
 
 Scene = Literal["chat", "session"]

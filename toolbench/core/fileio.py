@@ -17,7 +17,9 @@ def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
+        # backslashreplace: a lone surrogate (half an emoji a model sent) is written as `\udXXX`
+        # text, which a JSON string reads back as the same character, instead of failing the write.
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
             f.write(text)
             if durable:
                 f.flush()
@@ -34,7 +36,9 @@ def write_once(path: Path, text: str, *, read_only: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
+        # backslashreplace: a lone surrogate (half an emoji a model sent) is written as `\udXXX`
+        # text, which a JSON string reads back as the same character, instead of failing the write.
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
             f.write(text)
         if read_only:
             os.chmod(tmp, 0o444)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
@@ -114,7 +114,8 @@ class Profile(Section):
         try:
             data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
         except (ValueError, tomllib.TOMLDecodeError) as exc:
-            raise ToolbenchError("agent.profile_invalid", f"{path} is not valid {path.suffix[1:] or 'JSON'}: {exc}") from exc
+            kind = path.suffix[1:] or "JSON"
+            raise ToolbenchError("agent.profile_invalid", f"{path} is not valid {kind}: {exc}") from exc
         return cls.parse(data, source=str(path))
 
     def save(self, path: str | Path) -> None:

@@ -218,7 +218,9 @@ def prepare(
         if d.kind == "builtin":
             name = builtin_call_name(d.id.name)
         else:
-            seed = mcp_seed(settings.naming, d.server or d.id.source_id or "", d.id.name) if d.kind == "mcp" else d.id.name
+            seed = d.id.name
+            if d.kind == "mcp":
+                seed = mcp_seed(settings.naming, d.server or d.id.source_id or "", d.id.name)
             name = allocate(seed, used)
             used.add(name)
         bindings.append(Binding(descriptor=d, call_name=name, max_calls=settings.max_calls_per_tool.get(str(d.id))))

@@ -36,7 +36,8 @@ class ExtensionTool:
             try:
                 kwargs = dict(self.model.model_validate(args))
             except ValidationError as exc:
-                raise ToolError("tool.invalid_arguments", _describe(exc) + ". Fix the arguments and call again.") from exc
+                message = _describe(exc) + ". Fix the arguments and call again."
+                raise ToolError("tool.invalid_arguments", message) from exc
         else:
             check_arguments(self.descriptor.input_schema, args)
             kwargs = args
@@ -44,7 +45,7 @@ class ExtensionTool:
             value = self.fn(**kwargs)
         except ToolError:
             raise
-        except Exception as exc:  # noqa: BLE001 (the extension's failure is the model's result)
+        except Exception as exc:
             raise _tool_error(exc) from exc
         if inspect.isawaitable(value):
             return _finish_async(value)
@@ -56,7 +57,7 @@ async def _finish_async(awaitable: Any) -> ToolOutput:
         value = await awaitable
     except ToolError:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise _tool_error(exc) from exc
     return to_output(value)
 
@@ -111,7 +112,7 @@ def _signature_model(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # noqa: BLE001 (unresolvable names: fall back to the raw annotations)
+    except Exception:
         hints = {}
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -122,8 +123,9 @@ def _signature_model(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:
         fields[param.name] = (annotation, default)
     try:
         return create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    except Exception as exc:  # noqa: BLE001
-        raise ToolbenchError("bench.misuse", f"`{tool_name}`: cannot derive a schema from the signature: {exc}") from exc
+    except Exception as exc:
+        message = f"`{tool_name}`: cannot derive a schema from the signature: {exc}"
+        raise ToolbenchError("bench.misuse", message) from exc
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -161,7 +161,9 @@ class Invocation:
     def _unpack(call: Call) -> tuple[str, Any, str | None]:
         if not isinstance(call, tuple) or not 1 <= len(call) <= 3:
             raise ToolbenchError("bench.misuse", "a turn is a list of (call_name, arguments[, call_id]) tuples")
-        name, arguments, call_id = (*call, MISSING, None)[:3]
+        name = call[0]
+        arguments = call[1] if len(call) > 1 else MISSING
+        call_id = call[2] if len(call) > 2 else None
         return name, arguments, call_id
 
     def _next_round(self) -> int:
@@ -215,7 +217,7 @@ class Invocation:
             output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round, step.call_id)
             if inspect.isawaitable(output):
                 output = self._bench._loop.run(_awaited(output))
-        except Exception as exc:  # noqa: BLE001 (every failure of a tool becomes a result)
+        except Exception as exc:
             return self._fail(step, exc)
         return self._succeed(step, output)
 
@@ -226,7 +228,7 @@ class Invocation:
             output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round, step.call_id)
             if inspect.isawaitable(output):
                 output = await self._bench._loop.run_async(_awaited(output))
-        except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001
+        except (Exception, asyncio.CancelledError) as exc:
             return self._fail(step, exc)
         return self._succeed(step, output)
 

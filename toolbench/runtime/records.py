@@ -8,8 +8,6 @@ restart (its history and its budget counters).
 from __future__ import annotations
 
 import json
-
-import pydantic_core
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -17,6 +15,7 @@ from typing import IO, Any
 from ..core.arguments import ToolArguments
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult
+from .store import json_text
 
 LOG_NAME = "log.jsonl"
 SNAPSHOT_NAME = "snapshot.json"
@@ -91,7 +90,7 @@ class RunLog:
         self._file: IO[str] | None = None
 
     def append(self, entry: dict[str, Any]) -> None:
-        line = pydantic_core.to_json(entry, by_alias=True).decode("utf-8") + "\n"
+        line = json_text(entry) + "\n"
         try:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +98,8 @@ class RunLog:
             self._file.write(line)
             self._file.flush()
         except OSError as exc:
-            raise ToolbenchError("storage.write_failed", f"cannot append to {self.path}: {exc.strerror or exc}") from exc
+            message = f"cannot append to {self.path}: {exc.strerror or exc}"
+            raise ToolbenchError("storage.write_failed", message) from exc
 
     def close(self) -> None:
         if self._file is not None:

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+
+def _files(ws) -> None:
+    (ws / "work" / "a.md").write_text("alpha\nbeta\nGamma ray\ndelta\n")
+    (ws / "work" / "b.txt").write_text("gamma\n")
+    (ws / "work" / "bin.dat").write_bytes(b"gamma\x00\x01")
+
+
+def test_plain_case_insensitive_by_default_with_context(call) -> None:
+    _files(call.bench.workspace)
+    r = call.ok("search_files", {"query": "gamma", "context_lines": 1})
+    assert [(m["path"], m["line"]) for m in r.structured["matches"]] == [("work/a.md", 3), ("work/b.txt", 1)]
+    assert "work/a.md-2- beta" in r.content and "work/a.md:3: Gamma ray" in r.content
+    assert r.structured["filesSkipped"] >= 1  # the binary
+
+
+def test_case_sensitive_and_regex(call) -> None:
+    _files(call.bench.workspace)
+    r = call.ok("search_files", {"query": "gamma", "case_sensitive": True})
+    assert [m["path"] for m in r.structured["matches"]] == ["work/b.txt"]
+    r = call.ok("search_files", {"query": r"^(alpha|delta)$", "regex": True})
+    assert [m["line"] for m in r.structured["matches"]] == [1, 4]
+    r = call.ok("search_files", {"query": "a.", "regex": False, "path": "work"})
+    assert r.structured["matches"] == []
+
+
+def test_glob_path_and_limit(call) -> None:
+    _files(call.bench.workspace)
+    r = call.ok("search_files", {"query": "a", "glob": "*.txt"})
+    assert {m["path"] for m in r.structured["matches"]} == {"work/b.txt"}
+    r = call.ok("search_files", {"query": "a", "path": "work/a.md", "limit": 2})
+    assert len(r.structured["matches"]) == 2 and r.structured["hasMore"]
+
+
+def test_bad_regex_and_limit(call) -> None:
+    call.err("search_files", {"query": "(", "regex": True}, "workspace.regex_invalid")
+    call.err("search_files", {"query": "x", "limit": 51}, "tool.invalid_arguments")
+    call.err("search_files", {"query": "x", "path": "../"}, "workspace.invalid_path")
+
+
+def test_search_skips_runtime_folders(call) -> None:
+    (call.bench.workspace / "tool-args").mkdir(exist_ok=True)
+    (call.bench.workspace / "tool-args" / "x.json").write_text("secretword\n")
+    r = call.ok("search_files", {"query": "secretword"})
+    assert r.structured["matches"] == []

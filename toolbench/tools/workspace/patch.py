@@ -1,0 +1,74 @@
+"""`workspace.apply_patch`: replace a string in a file, over the four-pass matcher of edit_match."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.descriptors import ToolDescriptor
+from ...core.ids import ToolId
+from ..base import BuiltinTool, ToolContext, ToolOutput
+from .edit_match import apply_edit, unified_diff
+from .files import decode, note_written, read_bytes, require_current, split_lines, version_json, write_text
+from .paths import Workspace
+
+_NOTES = {
+    "line_endings": "line endings differed; the file's own line endings were kept",
+    "trailing_whitespace": "trailing whitespace on each line was ignored",
+    "indentation": "a uniform indentation shift was applied and new_string re-indented to the file",
+}
+
+DESCRIPTOR = ToolDescriptor(
+    id=ToolId.builtin("workspace.apply_patch"),
+    description=(
+        "Edit a text file under work/, tmp/ or output/ by replacing `old_string` with `new_string`. Read the "
+        "file to its end first. `old_string` must match exactly one place (copy it verbatim with a few lines of "
+        "context); differences only in line endings, trailing whitespace or uniform indentation are tolerated and "
+        "reported. Set `replace_all: true` to replace every match, `expected_replacements` to assert the count, "
+        "and `dry_run: true` to get the unified diff without writing."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Workspace-relative file path."},
+            "old_string": {"type": "string", "description": "The exact text to replace (non-empty)."},
+            "new_string": {"type": "string", "description": "The text to put in its place."},
+            "replace_all": {"type": "boolean", "description": "Replace every match. Default false."},
+            "expected_replacements": {"type": "integer", "minimum": 1,
+                                      "description": "Fail unless exactly this many replacements are made."},
+            "dry_run": {"type": "boolean", "description": "Return the diff it would apply; write nothing."},
+        },
+        "required": ["path", "old_string", "new_string"],
+        "additionalProperties": False,
+    },
+)
+
+
+def apply_patch(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    ws = Workspace.of(ctx)
+    res = ws.writable(ws.file(args["path"], write=True))
+    data = read_bytes(ws, res)
+    before = decode(res, data)
+    # A dry run makes the same checks as the real call, so it predicts its outcome.
+    require_current(ctx, res, data, action="apply_patch")
+    replace_all = args.get("replace_all", False)
+    result = apply_edit(before, args["old_string"], args["new_string"], replace_all=replace_all,
+                        expected_replacements=args.get("expected_replacements"))
+    lines = [f"Edit: {res.display}", f"replacements={result.replacements}", f"replaceAll={str(replace_all).lower()}"]
+    if result.strategy != "exact":
+        lines.append(f"matchStrategy={result.strategy} ({_NOTES[result.strategy]})")
+    structured: dict[str, Any] = {
+        "path": res.display, "replacements": result.replacements, "replaceAll": replace_all,
+        "matchStrategy": result.strategy, "lines": list(result.lines), "dryRun": bool(args.get("dry_run")),
+    }
+    if args.get("dry_run"):
+        diff = unified_diff(res.display, before, result.text)
+        structured["diff"] = diff
+        lines[0] = f"Dry run (nothing written): {res.display}"
+        return ToolOutput(content="\n".join(lines) + "\n\n" + (diff or "(no change)"), structured=structured)
+    write_text(res, result.text)
+    version = note_written(ctx, res, result.text)
+    structured.update(totalLines=len(split_lines(result.text)), **version_json(version))
+    return ToolOutput(content="\n".join(lines), structured=structured, resource_refs=(res.display,))
+
+
+TOOLS = (BuiltinTool(DESCRIPTOR, apply_patch),)

@@ -1,0 +1,56 @@
+"""`workspace.shell`: a bash script on bashkit over the workspace roots (shell_engine does the running).
+
+Mounts follow the profile: each visible root at `/<root>`, writable when the profile says so;
+`tool-results/` and `skills/` always read-only; the runtime folders are not mounted at all.
+After a run that may have written, every read whose file changed on disk is forgotten, so an
+apply_patch or write_file based on an earlier read is refused as stale (table 9.10).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.descriptors import ToolDescriptor
+from ...core.errors import ToolError
+from ...core.ids import ToolId
+from ..base import BuiltinTool, ToolContext, ToolOutput
+from .files import drop_stale
+from .paths import SKILLS_ROOT, Workspace
+from .shell_engine import SHELL_DESCRIPTION, SHELL_INPUT_SCHEMA, Mount, format_result, parse_shell_args, run_shell
+
+DESCRIPTOR = ToolDescriptor(
+    id=ToolId.builtin("workspace.shell"),
+    description=SHELL_DESCRIPTION,
+    input_schema=SHELL_INPUT_SCHEMA,
+)
+
+
+def mounts(ws: Workspace) -> list[Mount]:
+    out = []
+    for root in ws.visible_roots():
+        if root == SKILLS_ROOT:
+            skills = ws.skills()
+            if ws.settings.skills_dir is None and ws.root_dir(root).is_dir():
+                out.append(Mount(ws.root_dir(root), "/skills", writable=False))
+            else:
+                out += [Mount(folder, f"/skills/{name}", writable=False) for name, folder in skills.items()]
+            continue
+        host = ws.base / root
+        host.mkdir(exist_ok=True)
+        out.append(Mount(host, f"/{root}", writable=ws.is_writable_root(root)))
+    return out
+
+
+async def shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    command, workdir = parse_shell_args(args)
+    ws = Workspace.of(ctx)
+    outcome = await run_shell(command, workdir=workdir, mounts=mounts(ws), settings=ctx.profile.shell)
+    if outcome.may_have_written:
+        drop_stale(ctx)
+    content, structured, code = format_result(outcome)
+    if code is not None:
+        raise ToolError(code, content or f"The shell command failed ({outcome.status}).", structured=structured)
+    return ToolOutput(content=content, structured=structured)
+
+
+TOOLS = (BuiltinTool(DESCRIPTOR, shell),)
