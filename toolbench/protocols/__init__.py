@@ -1,0 +1,46 @@
+"""Provider protocols: pure functions from tools and calls to what each provider's API takes.
+
+    render(protocol, tools)             the `tools` list for a request
+    check(tools)                        name and schema problems, per provider, with the rule broken
+    decode_calls(protocol, response)    a response body's tool calls, raw arguments kept
+    encode_history(protocol, rounds)    past calls and their results as provider messages
+    encode_tool_choice(protocol, ...)   none / auto / required / a specific tool
+    golden(tools), diff(before, after)  a tool list kept as a golden file, and what changed
+
+Protocols: "openai" (Chat Completions), "openai-responses", "anthropic" (Messages), "gemini".
+No I/O happens here; the runtime wires these into snapshots and transcripts.
+"""
+
+from ._api import check, decode_calls, encode_history, encode_tool_choice, render
+from ._diff import ToolListDiff, diff, golden
+from .types import (
+    PROTOCOLS,
+    DecodedCall,
+    Exchange,
+    Problem,
+    ProtocolName,
+    RenderableTool,
+    ResultView,
+    Round,
+    ToolDescriptorLike,
+)
+
+__all__ = [
+    "PROTOCOLS",
+    "DecodedCall",
+    "Exchange",
+    "Problem",
+    "ProtocolName",
+    "RenderableTool",
+    "ResultView",
+    "Round",
+    "ToolDescriptorLike",
+    "ToolListDiff",
+    "check",
+    "decode_calls",
+    "diff",
+    "encode_history",
+    "encode_tool_choice",
+    "golden",
+    "render",
+]

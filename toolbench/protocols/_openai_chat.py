@@ -1,0 +1,159 @@
+"""OpenAI Chat Completions: `tools`, `choices[0].message.tool_calls`, assistant and `tool` messages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from ..core.arguments import MISSING
+from ._openai_strict import check_strict, strict_schema
+from ._shared import (
+    check_common,
+    check_history,
+    check_name,
+    check_root,
+    compact_json,
+    get_dict,
+    invalid_call,
+    invalid_response,
+    non_empty_str,
+    refusal,
+    replay_object,
+    resolve_choice,
+    result_text,
+    truncated,
+)
+from .types import DecodedCall, Problem, ProtocolName, RenderableTool, Round
+
+PROTOCOL: Final[ProtocolName] = "openai"
+NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]+")
+NAME_CHARSET: Final = "A-Z a-z 0-9 _ -"
+MAX_NAME_BYTES: Final = 64
+MAX_TOOLS: Final = 128
+DESCRIPTION_SOFT_LIMIT: Final = 1024
+
+
+def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
+    schema = tool.descriptor.input_schema
+    function: dict[str, Any] = {"name": tool.call_name}
+    if tool.descriptor.description:
+        function["description"] = tool.descriptor.description
+    function["parameters"] = strict_schema(schema) if strict else schema
+    if strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def check_openai_tools(
+    protocol: ProtocolName, tools: Sequence[RenderableTool], strict: bool, max_tools_fatal: bool
+) -> list[Problem]:
+    """Problems shared by both OpenAI protocols (same names, same schema rules)."""
+    problems = check_common(protocol, (t.call_name for t in tools))
+    if len(tools) > MAX_TOOLS:
+        problems.append(
+            Problem(
+                protocol,
+                "",
+                "list.too_many_tools",
+                f"{len(tools)} tools; OpenAI takes at most {MAX_TOOLS} per request",
+                max_tools_fatal,
+            )
+        )
+    for tool in tools:
+        name, schema = tool.call_name, tool.descriptor.input_schema
+        problems += check_name(protocol, name, NAME_PATTERN, MAX_NAME_BYTES, NAME_CHARSET)
+        problems += check_root(protocol, name, schema)
+        if len(tool.descriptor.description) > DESCRIPTION_SOFT_LIMIT:
+            problems.append(
+                Problem(
+                    protocol,
+                    name,
+                    "description.length",
+                    f"description has {len(tool.descriptor.description)} characters; some "
+                    f"OpenAI endpoints and gateways cut or refuse past {DESCRIPTION_SOFT_LIMIT}",
+                    False,
+                )
+            )
+        if strict:
+            problems += check_strict(protocol, name, schema)
+    return problems
+
+
+def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
+    return check_openai_tools(PROTOCOL, tools, strict, max_tools_fatal=True)
+
+
+def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
+    if not isinstance(response, dict):
+        raise invalid_response("a Chat Completions response is a JSON object")
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise invalid_response("a Chat Completions response needs a non-empty `choices` list")
+    choice = choices[0]
+    message = get_dict(choice, "message", "choices[0]")
+    finish = choice.get("finish_reason")
+    if message.get("refusal") or finish == "content_filter":
+        raise refusal(f"the model refused (finish_reason {finish!r}): {message.get('refusal') or ''}".rstrip(": "))
+    if finish == "length":
+        raise truncated("the output hit the token limit (finish_reason 'length'); tool calls may be cut")
+    tool_calls = message.get("tool_calls") or []
+    if not isinstance(tool_calls, list):
+        raise invalid_call("`tool_calls` is not a list")
+    calls: list[DecodedCall] = []
+    seen: set[str] = set()
+    for i, item in enumerate(tool_calls):
+        if not isinstance(item, dict):
+            raise invalid_call(f"tool call {i} is not an object")
+        if item.get("type", "function") != "function":
+            raise invalid_call(f"tool call {i} has type {item.get('type')!r}; only function tools are offered")
+        function = item.get("function")
+        if not isinstance(function, dict):
+            raise invalid_call(f"tool call {i} has no `function` object")
+        name = non_empty_str(function.get("name"))
+        if name is None:
+            raise invalid_call(f"tool call {i} has an empty function name")
+        call_id = non_empty_str(item.get("id"))
+        if call_id is None:
+            raise invalid_call(f"tool call {i} (`{name}`): tool_call_id is required")
+        if call_id in seen:
+            raise invalid_call(f"tool call id `{call_id}` appears twice in one response")
+        seen.add(call_id)
+        calls.append(DecodedCall(call_id, name, function.get("arguments", MISSING)))
+    return calls
+
+
+def encode_history(rounds: Sequence[Round]) -> list[dict[str, Any]]:
+    check_history(rounds)
+    messages: list[dict[str, Any]] = []
+    for exchanges in rounds:
+        if not exchanges:
+            continue
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": ex.call_id,
+                        "type": "function",
+                        "function": {"name": ex.call_name, "arguments": compact_json(replay_object(ex.arguments))},
+                    }
+                    for ex in exchanges
+                ],
+            }
+        )
+        for ex in exchanges:
+            text, _ = result_text(ex)
+            messages.append({"role": "tool", "tool_call_id": ex.call_id, "content": text})
+    return messages
+
+
+def encode_tool_choice(choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
+    resolved = resolve_choice(choice, call_names)
+    if resolved is None:
+        return None
+    kind, name = resolved
+    if kind == "specific":
+        return {"type": "function", "function": {"name": name}}
+    return kind

@@ -1,0 +1,104 @@
+"""The small interface the protocol functions work against, and the values they return.
+
+Nothing here imports the runtime: a tool to render is anything with a `call_name` and a
+`descriptor` carrying `description` and `input_schema` (a snapshot binding fits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias
+
+ProtocolName: TypeAlias = Literal["openai", "openai-responses", "anthropic", "gemini"]
+PROTOCOLS: tuple[ProtocolName, ...] = ("openai", "openai-responses", "anthropic", "gemini")
+
+
+class ToolDescriptorLike(Protocol):
+    """The part of a tool descriptor a provider is told about."""
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+
+
+class RenderableTool(Protocol):
+    """A tool as offered to a model: its call name and its descriptor.
+
+    An optional `tool_id` attribute (a ToolId or its text) is read by `golden()` and `diff()`
+    when present; it is not part of what a provider receives."""
+
+    @property
+    def call_name(self) -> str: ...
+
+    @property
+    def descriptor(self) -> ToolDescriptorLike: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One reason a provider would refuse (`fatal`) or quietly degrade a tool.
+
+    `rule` is a stable dotted name (`name.pattern`, `schema.keyword_unsupported`, ...).
+    `path` is a JSON pointer into the tool's input schema ("" for the name or the root).
+    `repaired` says that `render(protocol)` fixes the problem by itself, usually with a loss
+    of meaning that `message` states; a fatal problem that is not repaired will be refused."""
+
+    protocol: ProtocolName
+    call_name: str
+    rule: str
+    message: str
+    fatal: bool
+    path: str = ""
+    repaired: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedCall:
+    """One tool call as a provider sent it.
+
+    `arguments` is the raw wire value: a JSON string for the OpenAI protocols, an object for
+    Anthropic and Gemini, or `toolbench.core.arguments.MISSING` when the field is absent;
+    `ToolArguments.decode` turns it into arguments. `signature` is Gemini's `thoughtSignature`
+    for the part, which must be replayed with the call."""
+
+    call_id: str
+    call_name: str
+    arguments: Any
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResultView:
+    """The part of a tool result a model reads: its text and whether it is an error."""
+
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One call of a round and its result; `result=None` means no confirmed result."""
+
+    call_id: str
+    call_name: str
+    arguments: Mapping[str, Any]
+    result: ResultView | None
+    signature: str | None = None
+
+
+Round: TypeAlias = Sequence[Exchange]
+
+__all__ = [
+    "PROTOCOLS",
+    "DecodedCall",
+    "Exchange",
+    "Problem",
+    "ProtocolName",
+    "RenderableTool",
+    "ResultView",
+    "Round",
+    "ToolDescriptorLike",
+]
