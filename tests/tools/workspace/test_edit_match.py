@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -222,9 +224,11 @@ def test_no_match_points_at_where_the_first_line_of_old_is():
     assert info.value.structured == {"firstLineFoundAt": None}
 
 
+EDIT_CODES = ("workspace.edit_no_match", "workspace.edit_ambiguous", "workspace.edit_count_mismatch")
+
+
 def test_codes_used_are_listed():
-    used = ("workspace.edit_no_match", "workspace.edit_ambiguous", "workspace.edit_count_mismatch")
-    assert all(code in CODES for code in (*used, "tool.invalid_arguments"))
+    assert all(code in CODES for code in (*EDIT_CODES, "tool.invalid_arguments"))
 
 
 # --- the diff ----------------------------------------------------------------------------------
@@ -285,13 +289,16 @@ def test_old_equal_to_new_leaves_the_text_unchanged(text, data, replace_all):
         assert apply_edit(text, old, old, replace_all=replace_all).text == text
 
 
+ANY_TEXT = TEXT | st.text(max_size=40)
+
+
 @settings(max_examples=500)
-@given(TEXT, TEXT, TEXT, st.booleans(), st.none() | st.integers(-1, 3))
+@given(ANY_TEXT, ANY_TEXT, ANY_TEXT, st.booleans(), st.none() | st.integers(-1, 3))
 def test_matching_never_raises_anything_but_a_coded_error(text, old, new, replace_all, expected):
     try:
         edit = apply_edit(text, old, new, replace_all=replace_all, expected_replacements=expected)
     except ToolError as exc:
-        assert exc.code in CODES
+        assert exc.code in {*EDIT_CODES, "tool.invalid_arguments"}
         return
     assert edit.replacements == len(edit.lines) >= 1
     assert list(edit.lines) == sorted(edit.lines)
@@ -378,7 +385,7 @@ def _render(lines):
     return "".join("".join(parts) for parts in lines)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=400)
 @given(st.lists(LINE, max_size=10), st.lists(LINE, min_size=1, max_size=4), st.lists(LINE, max_size=3))
 def test_whole_line_passes_agree_with_a_naive_window_scan(file_lines, old_lines, new_lines):
     text, old, new = _render(file_lines), _render(old_lines), _render(new_lines)
@@ -390,3 +397,52 @@ def test_whole_line_passes_agree_with_a_naive_window_scan(file_lines, old_lines,
         assert (exc.code, strategy) == ("workspace.edit_no_match", None)
         return
     assert (edit.strategy, list(edit.lines)) == (strategy, lines)
+
+
+def _patch(before, diff):
+    """Apply a diff made by `unified_diff` to `before`, checking every context and removed line."""
+    src = before.split("\n")
+    src = [line + "\n" for line in src[:-1]] + ([src[-1]] if src[-1] else [])
+    rows = diff.split("\n")[2:]
+    out, pos, i = [], 0, 0
+    while i < len(rows) and rows[i]:
+        start, length = re.fullmatch(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", rows[i]).groups()
+        start = int(start) - (length != "0")  # a 0-length range names the line before it
+        out += src[pos:start]
+        pos, i = start, i + 1
+        while i < len(rows) and rows[i] and not rows[i].startswith("@@"):
+            tag, body = rows[i][0], rows[i][1:] + "\n"
+            if i + 1 < len(rows) and rows[i + 1] == "\\ No newline at end of file":
+                body, i = body[:-1], i + 1
+            if tag in " -":
+                assert src[pos] == body
+                pos += 1
+            if tag in " +":
+                out.append(body)
+            i += 1
+    return "".join(out + src[pos:])
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["a\n", "b\n", "c\n", "a\r\n", "d"]), max_size=30), st.data())
+def test_unified_diff_turns_before_into_after(before_lines, data):
+    after_lines = data.draw(st.lists(st.sampled_from(["a\n", "b\n", "x\n", "d"]), max_size=30))
+    before, after = "".join(before_lines), "".join(after_lines)
+    diff = unified_diff("f", before, after)
+    assert diff == "" if before == after else _patch(before, diff) == after
+
+
+def test_unified_diff_of_a_long_file_numbers_hunks_in_the_whole_file():
+    before = "".join(f"line {i}\n" for i in range(1, 101))
+    diff = unified_diff("f", before, before.replace("line 50\n", "line fifty\n"))
+    assert diff.splitlines()[2:] == [
+        "@@ -47,7 +47,7 @@",
+        " line 47",
+        " line 48",
+        " line 49",
+        "-line 50",
+        "+line fifty",
+        " line 51",
+        " line 52",
+        " line 53",
+    ]

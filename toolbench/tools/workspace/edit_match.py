@@ -21,10 +21,11 @@ one joined string of per-line keys, never as a loop over windows. Pure: no I/O.
 from __future__ import annotations
 
 import difflib
+import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import add
+from operator import add, eq
 from typing import Literal, NamedTuple
 
 from ...core.errors import ToolError
@@ -39,6 +40,7 @@ _WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(ma
 _CORE = "\x00"  # separates a line's indentation relation from its trimmed text (never whitespace)
 _TAIL = "\x01"  # separates the two tails of a relation
 _MAX_LISTED = 20  # match lines quoted in an ambiguity message
+_HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +112,17 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
     Lines split at `\\n` only, so a CR that changes shows up; a last line without a newline gets
     git's `\\ No newline at end of file` marker."""
-    diff = difflib.unified_diff(_split_lines(before), _split_lines(after), f"a/{path}", f"b/{path}")
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
+    a, b = _split_lines(before), _split_lines(after)
+    # difflib sees only the changed middle and its 3 context lines; the hunk headers are then
+    # shifted by the lines left out at the top.
+    head = max([*map(eq, a, b), False].index(False) - 3, 0)
+    tail = max([*map(eq, reversed(a[head:]), reversed(b[head:])), False].index(False) - 3, 0)
+    out: list[str] = []
+    for line in difflib.unified_diff(a[head : len(a) - tail], b[head : len(b) - tail], f"a/{path}", f"b/{path}"):
+        if line.startswith("@@"):
+            line = _HUNK.sub(lambda m: f"@@ -{int(m[1]) + head}{m[2] or ''} +{int(m[3]) + head}{m[4] or ''} @@", line)
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 def dry_run(
@@ -144,8 +155,8 @@ def _find(text: str, old: str, new: str) -> tuple[Strategy, list[_Match]]:
     if matches:
         return "line_endings", matches
     pattern = _Pattern.parse(old)
-    if pattern is None:
-        return "exact", []
+    if pattern is None or any(core not in text for core in pattern.cores()):
+        return "exact", []  # a whole-line window needs every trimmed line of old_string in the file
     lines = _Lines(text)
     matches = _trailing_whitespace(lines, pattern, rendered)
     if matches:
@@ -217,13 +228,15 @@ class _Pattern(NamedTuple):
             pieces.pop()
         return cls([p.rstrip(_WS) for p in pieces], ends_with_newline)
 
+    def cores(self) -> set[str]:
+        return {key.lstrip(_WS) for key in self.rkeys} - {""}
+
 
 class _Lines:
     """The file's lines: split at LF; a line's content drops its EOL (and the CR of a CRLF), the
     first line starts after a BOM, and a final unterminated line counts only if non-empty."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
         self.bom = 1 if text.startswith(_BOM) else 0
         self.pieces = text[self.bom :].split("\n")
         self.count = len(self.pieces) - (self.pieces[-1] == "")
@@ -348,8 +361,6 @@ def _indentation(lines: _Lines, pattern: _Pattern, new_lf: str, eol: str) -> lis
     if first is None or lines.count == 0:
         return []  # an all-blank old_string is the trailing-whitespace pass's business
     pattern_core = pattern.rkeys[first].lstrip(_WS)
-    if any(key and key[key.index(_CORE) + 1 :] not in lines.text for key in keys):
-        return []  # cheap exit: some trimmed line of old_string is nowhere in the file
     pattern_lead = pattern.rkeys[first][: len(pattern.rkeys[first]) - len(pattern_core)]
     hay = _joined(_indent_keys(lines.rkeys))
     needle = _CORE + pattern_core + "\n" + "".join(key + "\n" for key in keys[first + 1 :])
@@ -369,8 +380,8 @@ def _indentation(lines: _Lines, pattern: _Pattern, new_lf: str, eol: str) -> lis
                 shift = _shift(rkey[: len(rkey) - len(pattern_core)], pattern_lead)
                 if shift is not None:
                     if shift not in replacements:
-                        text = _reindent(new_lf, *shift)
-                        replacements[shift] = None if text is None else text.replace("\n", eol)
+                        shifted = _reindent(new_lf, *shift)
+                        replacements[shift] = None if shifted is None else shifted.replace("\n", eol)
                     replacement = replacements[shift]
                     if replacement is not None:
                         windows.append((i, replacement))
