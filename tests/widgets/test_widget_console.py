@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import asyncio
+
+from conftest import call
+
+from toolbench import MISSING
+
+
+def test_raw_arguments_call_the_tool_and_show_the_content(app):
+    call(app, "dice_roll", '{"formula": "3d6+4"}')
+    record = app.state.invocation.records[-1]
+    assert record.call_name == "dice_roll"
+    assert not record.result.is_error
+    assert record.result.content in app.result.content.value
+    assert "3d6+4 = " in app.result.content.value
+
+
+def test_malformed_raw_arguments_are_sent_verbatim_and_shown_with_their_code(app):
+    call(app, "dice_roll", '{"formula":')
+    record = app.state.invocation.records[-1]
+    assert record.arguments.raw == '{"formula":'
+    assert record.result.error_code == "tool.invalid_arguments"
+    assert "tool.invalid_arguments" in app.result.header.value
+    assert "tb-result-error" in app.result.header.value
+    assert app.console.error_view.value == ""  # an error result is not a panel error
+
+
+def test_an_empty_raw_box_sends_no_arguments_field(app):
+    app.console.arguments.value = ""
+    assert app.console.wire_arguments() is MISSING
+
+
+def test_budget_left_is_shown_in_total_and_per_tool(bench):
+    from toolbench.widgets import CallConsole
+
+    bench.profile = bench.profile.edit(max_calls_per_tool={"builtin:dice.roll": 2})
+    console = CallConsole(bench)
+    console.call_name.value = "dice_roll"
+    console.arguments.value = '{"formula": "d6"}'
+    console.call_button.click()
+    assert console.state.invocation.budget() == {"total": 79, "per_tool": {"dice_roll": 1}}
+    assert "79" in console.budget.value and "dice_roll</code> 1" in console.budget.value
+
+
+def test_exhausted_per_tool_budget_comes_back_as_an_error_result(bench):
+    from toolbench.widgets import WorkbenchApp
+
+    bench.profile = bench.profile.edit(max_calls_per_tool={"builtin:dice.roll": 1})
+    app = WorkbenchApp(bench)
+    call(app, "dice_roll", '{"formula": "d6"}')
+    call(app, "dice_roll", '{"formula": "d6"}')
+    code = app.state.invocation.records[-1].result.error_code
+    assert code is not None and code in app.result.header.value
+
+
+def test_form_mode_sends_the_form_object(app):
+    console = app.console
+    console.call_name.value = "weather"
+    console.mode.value = "form"
+    console.form.fields["city"].input.value = "Paris"
+    console.form.fields["unit"].input.value = 1  # the index of "f"
+    console.call_button.click()
+    record = app.state.invocation.records[-1]
+    assert record.arguments.value == {"city": "Paris", "unit": "f"}
+    assert '"unit":"f"' in record.result.content.replace(" ", "")
+
+
+def test_form_to_raw_copies_the_json_into_the_raw_box(app):
+    console = app.console
+    console.call_name.value = "dice_roll"
+    console.mode.value = "form"
+    console.form.fields["formula"].input.value = "2d10-1"
+    console.to_raw.click()
+    assert console.mode.value == "raw"
+    assert console.arguments.value == '{"formula": "2d10-1"}'
+
+
+def test_invalid_json_in_a_nested_form_field_shows_an_error_in_the_panel(bench):
+    from toolbench.widgets import CallConsole
+
+    def configure(options: dict) -> str:
+        return str(sorted(options))
+
+    bench.enable(bench.register_tool("demo", configure))
+    console = CallConsole(bench)
+    console.call_name.value = "configure"
+    console.mode.value = "form"
+    console.form.fields["options"].input.value = "{not json"
+    console.call_button.click()
+    assert console.state.invocation.records == []
+    assert "tool.invalid_arguments" in console.error_view.value
+
+
+def test_a_call_inside_a_running_loop_runs_as_a_task_and_shows_progress(app):
+    seen = []
+    app.state.observe("busy", lambda: seen.append(app.console.call_button.disabled))
+
+    async def scenario() -> None:
+        call(app, "dice_roll", '{"formula": "d20"}')
+        assert app.state.busy  # the handler returned at once; the call runs as a task
+        for _ in range(200):
+            if not app.state.busy:
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+    assert seen == [True, False]
+    assert app.state.invocation.records[-1].call_name == "dice_roll"
+    assert "d20 = " in app.result.content.value

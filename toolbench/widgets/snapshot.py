@@ -1,0 +1,111 @@
+"""SnapshotPanel: what the current invocation offers, and how each provider would receive it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w  # type: ignore[import-untyped]
+
+from ..runtime.bench import Workbench
+from ..runtime.invocation import Invocation
+from ._base import Panel, pre, pretty, table
+from ._state import WorkbenchState
+
+PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
+UNAVAILABLE = "protocols not available"
+
+
+def rendered(snapshot: Any, protocol: str) -> str:
+    """The rendered tool list as JSON text, or why it cannot be rendered yet."""
+    try:
+        return pretty(snapshot.render(protocol))
+    except ImportError:
+        return UNAVAILABLE
+    except Exception as exc:  # the protocols package may be half landed
+        return f"{UNAVAILABLE}: {type(exc).__name__}: {exc}"
+
+
+def check_rows(snapshot: Any) -> list[list[str]] | None:
+    """The per-provider check results, or None while the protocols package is missing."""
+    try:
+        from ..protocols import check
+    except ImportError:
+        return None
+    try:
+        problems = check(snapshot.bindings, strict=snapshot.strict)
+    except Exception:  # a half-landed protocols package: no checks to show
+        return None
+    return [[p.protocol, p.call_name, p.rule, "fatal" if p.fatal else "warning",
+             "repaired" if p.repaired else "", p.path, p.message] for p in problems]
+
+
+class SnapshotPanel(Panel):
+    """Scene and protocol selectors; the bindings; the rendered provider JSON; the diagnostics;
+    the per-provider checks. A new scene freezes a new invocation."""
+
+    css_class = "tb-snapshot"
+
+    def __init__(self, source: Workbench | WorkbenchState, invocation: Invocation | None = None) -> None:
+        state = WorkbenchState.of(source, invocation)
+        self.scene = w.ToggleButtons(options=["chat", "session"], description="scene",
+                                     style={"button_width": "80px"})
+        self.protocol = w.Dropdown(options=list(PROTOCOLS), value="openai", description="protocol")
+        self.title = w.HTML("")
+        self.bindings = w.HTML("")
+        self.bindings.add_class("tb-snapshot-bindings")
+        self.rendered = w.HTML("")
+        self.rendered.add_class("tb-snapshot-rendered")
+        self.diagnostics = w.HTML("")
+        self.diagnostics.add_class("tb-snapshot-diagnostics")
+        self.checks = w.HTML("")
+        self.checks.add_class("tb-snapshot-checks")
+        rendered_box = w.VBox([self.rendered], layout=w.Layout(max_height="360px", overflow="auto"))
+        self.sections = w.Accordion(children=[rendered_box, self.diagnostics, self.checks],
+                                    titles=("rendered tool list", "diagnostics: left out", "provider checks"))
+        super().__init__(state, [self.title, w.HBox([self.scene, self.protocol]), self.bindings, self.sections])
+        self._syncing = False
+        self._wire()
+        self.refresh()
+
+    def _wire(self) -> None:
+        self.on_change(self.scene, self._change_scene)
+        self.on_change(self.protocol, lambda _v: self._show_rendered())
+        self.on_state("invocation", self.refresh)
+
+    def _change_scene(self, scene: str) -> None:
+        if not self._syncing and scene != self.state.invocation.snapshot.scene:
+            self.state.new_invocation(scene)
+
+    def refresh(self) -> None:
+        snapshot = self.state.invocation.snapshot
+        self._syncing = True
+        try:
+            self.scene.value = snapshot.scene
+        finally:
+            self._syncing = False
+        self.title.value = (f"<b>Snapshot</b> <span style='font-size:12px'>invocation <code>{snapshot.id}</code>, "
+                            f"{len(snapshot.bindings)} tools, {snapshot.max_calls_per_invocation} calls per "
+                            "invocation</span>")
+        self.bindings.value = table(
+            ["call name", "ToolId", "kind", "budget", "description"],
+            [[b.call_name, str(b.tool_id), b.tool_id.kind, "" if b.max_calls is None else str(b.max_calls),
+              _first_line(b.descriptor.description)] for b in snapshot.bindings])
+        self.diagnostics.value = table(["ToolId", "code", "why"],
+                                       [[d.tool_id, d.code, d.message] for d in snapshot.diagnostics]) \
+            if snapshot.diagnostics else "<i>nothing left out</i>"
+        rows = check_rows(snapshot)
+        if rows is None:
+            self.checks.value = f"<i>{UNAVAILABLE}</i>"
+        elif not rows:
+            self.checks.value = "<i>no problems for any provider</i>"
+        else:
+            self.checks.value = table(["protocol", "call name", "rule", "level", "", "path", "message"], rows)
+        self._show_rendered()
+
+    def _show_rendered(self) -> None:
+        self.rendered.value = pre(rendered(self.state.invocation.snapshot, self.protocol.value))
+
+
+def _first_line(text: str, limit: int = 120) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= limit else line[:limit - 1] + "…"
