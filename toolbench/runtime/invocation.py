@@ -182,8 +182,10 @@ class Invocation:
             if call_id is None:
                 call_id = f"call_{next(self._seq):04d}"
             if (round_no, call_id) in self._call_ids:
+                # The record files of (round, call id) are the first call's: write-once, not ours.
                 return self._refuse(round_no, call_id, name, args, tool_id, started, "model.invalid_tool_call",
-                                    f"The call id `{call_id}` is used twice in this round; give each call its own id.")
+                                    f"The call id `{call_id}` is used twice in this round; give each call its own id.",
+                                    audit=False)
             self._call_ids.add((round_no, call_id))
             stem = call_file_stem(self.id, round_no, call_id)
             self._bench._store.write_later(args_path(stem), args.to_json())
@@ -229,7 +231,11 @@ class Invocation:
             if inspect.isawaitable(output):
                 output = await self._bench._loop.run_async(_awaited(output))
         except (Exception, asyncio.CancelledError) as exc:
-            return self._fail(step, exc)
+            result = self._fail(step, exc)
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
+                raise  # the caller was cancelled: the call keeps its paired result, the caller stops
+            return result
         return self._succeed(step, output)
 
     # outcomes -----------------------------------------------------------------------------
@@ -259,9 +265,9 @@ class Invocation:
         return self._finish(step, result)
 
     def _refuse(self, round_no: int, call_id: str, name: str, args: ToolArguments, tool_id: ToolId | None,
-                started: float, code: str, message: str, extra: Any = None) -> ToolResult:
+                started: float, code: str, message: str, extra: Any = None, *, audit: bool = True) -> ToolResult:
         result = error_result(call_id, str(tool_id) if tool_id else None, code, message, extra)
-        return self._record(round_no, call_id, name, args, result, started, externalized=False)
+        return self._record(round_no, call_id, name, args, result, started, externalized=False, audit=audit)
 
     def _finish(self, step: _Step, result: ToolResult) -> ToolResult:
         externalized = False
@@ -280,11 +286,11 @@ class Invocation:
                             externalized=externalized, stem=step.stem)
 
     def _record(self, round_no: int, call_id: str, name: str, args: ToolArguments, result: ToolResult,
-                started: float, *, externalized: bool, stem: str | None = None) -> ToolResult:
+                started: float, *, externalized: bool, stem: str | None = None, audit: bool = True) -> ToolResult:
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
-                            arguments=args, result=result, elapsed_ms=(time.perf_counter() - started) * 1000,
+                            arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
                             externalized=externalized)
-        if not externalized:  # an externalised result's audit file is written already
+        if audit and not externalized:  # an externalised result's audit file is written already
             self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
         with self._lock:
             self._records.append(record)

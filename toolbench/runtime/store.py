@@ -8,11 +8,14 @@ written before the call returns, since the model is told to read them.
 
 from __future__ import annotations
 
-import pydantic_core
+import json
 import queue
 import threading
 from pathlib import Path
 from typing import Any
+
+import pydantic_core
+from pydantic import BaseModel
 
 from ..core.errors import ToolbenchError
 from ..core.fileio import write_once
@@ -82,6 +85,9 @@ class Store:
                         target.append(value)
                 except ToolbenchError as exc:
                     self._errors.append(exc)
+                except Exception as exc:
+                    where = getattr(target, "path", target)
+                    self._errors.append(ToolbenchError("storage.write_failed", f"cannot write {where}: {exc}"))
             with self._idle:
                 self._pending -= len(batch)
                 self._idle.notify_all()
@@ -104,4 +110,25 @@ def audit_path(stem: str) -> str:
 
 def dumps(value: Any) -> str:
     """Pretty JSON; pydantic models (results) are dumped by their camelCase aliases."""
-    return pydantic_core.to_json(value, indent=2, by_alias=True).decode("utf-8") + "\n"
+    return json_text(value, indent=2) + "\n"
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """JSON text of `value`, pydantic models by their aliases.
+
+    pydantic_core is fast but refuses lone surrogates and nesting past 255 levels, and a
+    model can send both (`"\\ud83d"`, deep arrays); the stdlib encoder then writes them, with
+    ASCII escapes that read back to the same value (compact: the stdlib's pretty printer
+    recurses in Python and stops short of the depth `json.loads` accepts)."""
+    try:
+        return pydantic_core.to_json(value, indent=indent, by_alias=True).decode("utf-8")
+    except ValueError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=True, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return {(info.alias or name): getattr(value, name) for name, info in type(value).model_fields.items()}
+    if isinstance(value, set | frozenset):
+        return list(value)
+    return pydantic_core.to_jsonable_python(value)

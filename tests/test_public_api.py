@@ -1,0 +1,171 @@
+"""The public face: the names of api.md, `__all__`, what `import toolbench` pulls in, the
+direction of imports out of `toolbench.core`, and one list of error codes."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import toolbench
+from toolbench import CODES
+
+PACKAGE = Path(toolbench.__file__).parent
+
+# Every name api.md says imports from `toolbench`.
+API_NAMES = {
+    "MISSING",
+    "CallRecord",
+    "Invocation",
+    "Profile",
+    "ToolArguments",
+    "ToolDescriptor",
+    "ToolError",
+    "ToolId",
+    "ToolResult",
+    "ToolbenchError",
+    "Workbench",
+}
+
+
+@pytest.mark.parametrize("name", sorted(API_NAMES))
+def test_api_names_import_from_the_top_level(name):
+    namespace: dict = {}
+    exec(f"from toolbench import {name}", namespace)
+    assert namespace[name] is getattr(toolbench, name)
+    assert name in toolbench.__all__
+
+
+def test_all_is_sorted_the_isort_way():
+    """Constants first, then classes, then the rest; each group in code-point order (ruff RUF022)."""
+
+    def key(name: str) -> tuple[int, str]:
+        group = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+        return group, name
+
+    assert toolbench.__all__ == sorted(toolbench.__all__, key=key)
+    assert len(set(toolbench.__all__)) == len(toolbench.__all__)
+
+
+def test_all_is_complete_and_every_entry_resolves():
+    for name in toolbench.__all__:
+        assert hasattr(toolbench, name), name
+    public = {name for name, value in vars(toolbench).items()
+              if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+    assert public == set(toolbench.__all__)
+
+
+def test_errors_carry_their_code_and_message():
+    from toolbench import ToolbenchError, ToolError
+
+    error = ToolbenchError("tool.id_invalid", "bad")
+    assert (error.code, error.message, str(error)) == ("tool.id_invalid", "bad", "tool.id_invalid: bad")
+    tool_error = ToolError("tool.invalid_arguments", "no", structured={"k": 1})
+    assert (tool_error.code, tool_error.message, tool_error.structured) == ("tool.invalid_arguments", "no", {"k": 1})
+    assert not issubclass(ToolError, ToolbenchError) and not issubclass(ToolbenchError, ToolError)
+
+
+def test_import_toolbench_pulls_in_no_widgets_mcp_sdk_or_pandas():
+    code = (
+        "import sys, toolbench\n"
+        "heavy = ('ipywidgets', 'mcp', 'pandas')\n"
+        "print(sorted(m for m in sys.modules if m in heavy or m.startswith(tuple(h + '.' for h in heavy))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
+
+
+# --- imports of toolbench.core ------------------------------------------------------------
+
+FORBIDDEN = ("toolbench.runtime", "toolbench.tools", "toolbench.mcp", "toolbench.widgets")
+# `Snapshot.render` imports `toolbench.protocols` inside the method, when it is called: the
+# one import from outside `core` allowed, and only there.
+ALLOWED_LAZY = {("snapshot.py", "toolbench.protocols")}
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(absolute module, inside a function) for each import statement of a core module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, in_function) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = ["toolbench", "core"][: 3 - child.level]
+                    module = ".".join([*base, child.module] if child.module else base)
+                else:
+                    module = child.module or ""
+                found.append((module, in_function))
+            visit(child, nested)
+
+    visit(tree, False)
+    return found
+
+
+def test_core_imports_nothing_above_it():
+    problems = []
+    core_files = sorted((PACKAGE / "core").glob("*.py"))
+    assert core_files
+    for path in core_files:
+        for module, in_function in _imports(path):
+            if not module.startswith("toolbench") or module.startswith("toolbench.core"):
+                continue
+            if in_function and (path.name, module) in ALLOWED_LAZY:
+                continue
+            problems.append(f"{path.name}: {module}{' (in a function)' if in_function else ''}")
+    assert problems == []
+
+
+def test_core_never_imports_runtime_tools_mcp_or_widgets_even_lazily():
+    for path in sorted((PACKAGE / "core").glob("*.py")):
+        for module, _ in _imports(path):
+            assert not module.startswith(FORBIDDEN), f"{path.name} imports {module}"
+
+
+def test_the_relative_import_resolver_sees_the_lazy_protocols_import():
+    assert ("toolbench.protocols", True) in _imports(PACKAGE / "core" / "snapshot.py")
+    assert ("toolbench.core.errors", False) in _imports(PACKAGE / "core" / "ids.py")
+
+
+# --- one list of codes --------------------------------------------------------------------
+
+_CODE_CALLS = {"ToolbenchError", "ToolError", "OutcomeUnknown", "error_result", "_refuse", "Diagnostic"}
+
+
+def _codes_used(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    codes = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name not in _CODE_CALLS:
+            continue
+        values = [*node.args, *(k.value for k in node.keywords if k.arg == "code")]
+        for value in values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value.count(".") == 1 \
+                    and " " not in value.value and value.value.islower():
+                codes.add(value.value)
+    return codes
+
+
+def test_every_code_raised_by_core_runtime_and_dice_is_listed():
+    files = [*(PACKAGE / "core").glob("*.py"), *(PACKAGE / "runtime").glob("*.py"), PACKAGE / "tools" / "dice.py"]
+    used = set().union(*(_codes_used(path) for path in files))
+    assert "tool.invalid_arguments" in used and "bench.misuse" in used  # the scan finds codes
+    assert sorted(used - set(CODES)) == []
+
+
+def test_codes_are_dotted_and_explained():
+    for code, meaning in CODES.items():
+        assert code.count(".") == 1 and code == code.lower() and " " not in code, code
+        assert meaning.strip(), code
