@@ -1,0 +1,149 @@
+"""Registrations, ids, `mcp.json`, and the rules that keep a listed tool out (pure functions)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbench.core.errors import CODES, ToolbenchError
+from toolbench.examples.demo_mcp import build_server
+from toolbench.mcp._config import allocate_id, make_spec, parse_mcp_json, slugify
+from toolbench.mcp._tools import name_problem, schema_problem
+
+
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [("demo", "demo"), ("My Server", "my-server"), ("  GitHub__Tools!! ", "github-tools"), ("服务器", "server"),
+     ("a.b/c", "a-b-c"), ("---", "server")],
+)
+def test_slug_is_lowercase_ascii_with_dashes(name: str, slug: str) -> None:
+    assert slugify(name) == slug
+
+
+def test_ids_are_unique_with_numbered_suffixes() -> None:
+    assert allocate_id("My Server", set()) == "my-server"
+    assert allocate_id("my server", {"my-server"}) == "my-server-2"
+    assert allocate_id("MY_SERVER", {"my-server", "my-server-2"}) == "my-server-3"
+
+
+def test_command_forms_and_transport_kinds() -> None:
+    spec = make_spec("x", taken_ids=set(), command="python", args=["-m", "srv"], env={"N": 1}, cwd=Path("/tmp"))
+    assert (spec.transport, spec.command, spec.env, spec.cwd) == ("stdio", ("python", "-m", "srv"), {"N": "1"}, "/tmp")
+    assert make_spec("x", taken_ids=set(), command=["python", "-m"], args=["srv"]).command == ("python", "-m", "srv")
+    assert make_spec("x", taken_ids=set(), url="https://h/mcp", headers={"A": "b"}).transport == "http"
+    assert make_spec("x", taken_ids=set(), server=build_server()).transport == "memory"
+    assert make_spec("x", taken_ids={"x"}, id="custom-1", url="http://h").id == "custom-1"
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        ({}, "mcp.config_invalid"),
+        ({"command": ["a"], "url": "http://h"}, "mcp.config_invalid"),
+        ({"command": []}, "mcp.config_invalid"),
+        ({"command": [" "]}, "mcp.config_invalid"),
+        ({"url": "ftp://h"}, "mcp.config_invalid"),
+        ({"url": "http://h", "env": {"A": "b"}}, "mcp.config_invalid"),
+        ({"command": ["a"], "headers": {"A": "b"}}, "mcp.config_invalid"),
+        ({"server": object()}, "mcp.config_invalid"),
+        ({"command": ["a"], "timeout": 0}, "mcp.config_invalid"),
+        ({"command": ["a"], "timeout": float("inf")}, "mcp.config_invalid"),
+        ({"command": ["a"], "env": {"A": ["list"]}}, "mcp.config_invalid"),
+        ({"command": ["a"], "id": "Bad Id"}, "mcp.config_invalid"),
+        ({"command": ["a"], "id": "taken"}, "mcp.server_exists"),
+    ],
+)
+def test_bad_registrations_raise_with_a_code(options: dict[str, Any], code: str) -> None:
+    with pytest.raises(ToolbenchError) as caught:
+        make_spec("srv", taken_ids={"taken"}, **options)
+    assert caught.value.code == code and code in CODES
+
+
+def test_blank_name_is_refused() -> None:
+    with pytest.raises(ToolbenchError) as caught:
+        make_spec("  ", taken_ids=set(), command=["a"])
+    assert caught.value.code == "mcp.config_invalid"
+
+
+def test_mcp_json_entries_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "server-files"], "env": {"ROOT": "/data"}, "cwd": "sub"},
+        "web": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer t"}, "type": "http"},
+        "off": {"command": "x", "disabled": True, "autoApprove": ["ignored"]},
+        "typed": {"type": "stdio", "command": "y", "timeout": 5, "id": "typed-1"},
+    }}))
+    entries = parse_mcp_json(path)
+    assert [e["name"] for e in entries] == ["files", "web", "off", "typed"]
+    assert entries[0] == {"name": "files", "command": "npx", "args": ["-y", "server-files"],
+                          "env": {"ROOT": "/data"}, "cwd": str(tmp_path / "sub"), "enabled": True}
+    assert entries[1]["headers"] == {"Authorization": "Bearer t"}
+    assert entries[2]["enabled"] is False and "autoApprove" not in entries[2]
+    assert entries[3]["timeout"] == 5 and entries[3]["id"] == "typed-1"
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"servers": {}},
+        {"mcpServers": []},
+        {"mcpServers": {"a": "npx"}},
+        {"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}},
+        {"mcpServers": {"a": {"args": ["x"]}}},
+        {"mcpServers": {"a": {"command": "x", "args": "-y"}}},
+        {"mcpServers": {"a": {"command": "x", "disabled": "yes"}}},
+    ],
+)
+def test_bad_mcp_json_raises_config_invalid(document: dict[str, Any]) -> None:
+    with pytest.raises(ToolbenchError) as caught:
+        parse_mcp_json(document)
+    assert caught.value.code == "mcp.config_invalid"
+
+
+def test_every_bad_entry_is_named_at_once(tmp_path: Path) -> None:
+    with pytest.raises(ToolbenchError) as caught:
+        parse_mcp_json({"mcpServers": {"good": {"command": "x"}, "one": {}, "two": {"url": "nope"}}})
+    assert "`one`" in caught.value.message and "`two`" in caught.value.message
+    missing = tmp_path / "missing.json"
+    with pytest.raises(ToolbenchError) as caught:
+        parse_mcp_json(missing)
+    assert caught.value.code == "mcp.config_invalid"
+
+
+@pytest.mark.parametrize(
+    ("name", "valid"),
+    [("echo", True), ("issue.create", True), ("get weather", True), ("a/b:c", True), ("工具", True),
+     ("x" * 128, True), ("", False), ("x" * 129, False), (" padded", False), ("tab\tname", False),
+     ("new\nline", False), ("bell\x07", False), (None, False), (5, False)],
+)
+def test_tool_name_rule(name: Any, valid: bool) -> None:
+    assert (name_problem(name) is None) is valid
+
+
+@pytest.mark.parametrize(
+    ("schema", "valid"),
+    [
+        ({"type": "object"}, True),
+        ({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}, True),
+        ({"type": "object", "$schema": "http://json-schema.org/draft-07/schema#", "properties": {}}, True),
+        ({"type": "string"}, False),
+        ({"properties": {}}, False),
+        ({"type": "object", "properties": {"x": {"type": 5}}}, False),
+        ({"type": "object", "required": "x"}, False),
+        ({"type": "object", "minProperties": -1}, False),
+        ([], False),
+    ],
+)
+def test_input_schema_rule(schema: Any, valid: bool) -> None:
+    assert (schema_problem(schema) is None) is valid
+
+
+def test_every_mcp_code_in_the_package_is_listed() -> None:
+    package = Path(__file__).resolve().parents[2] / "toolbench" / "mcp"
+    used = {m for path in package.glob("*.py") for m in re.findall(r'"(mcp\.[a-z_]+)"', path.read_text())}
+    assert {"mcp.tool_error", "mcp.call_outcome_unknown", "mcp.tool_schema_invalid"} <= used  # the scan works
+    assert sorted(used - set(CODES)) == []

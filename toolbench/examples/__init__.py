@@ -1,0 +1,1 @@
+"""Example tool sources that ship with toolbench (the notebooks and tests use them)."""

@@ -1,0 +1,375 @@
+"""One live connection to one MCP server: connect, initialise, list tools, call, close.
+
+Every SDK exception is translated here (and only here) into toolbench terms:
+
+- connecting and listing raise `ConnectFailed(code, message)`;
+- a call returns a `MappedResult` or raises `ToolError` (`mcp.tool_error`, `mcp.server_error`,
+  `mcp.unsupported_response`, `mcp.call_not_sent`) or `OutcomeUnknown`
+  (`mcp.call_outcome_unknown`) when the request left but no usable answer came back: the
+  connection closed, the timeout ran out, or the answer was larger than the limit.
+
+The SDK client is entered and left by one owner task (anyio cancel scopes must be left by the
+task that entered them); calls run in the callers' tasks on the same loop, one at a time per
+connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+from mcp import Client, InputRequiredRoundsExceededError
+from mcp.client import UnexpectedClaimedResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
+from pydantic import ValidationError
+
+from ..core.errors import OutcomeUnknown, ToolError
+from ._config import ServerSpec
+from ._mapping import MappedResult, map_server_error, map_tool_result, response_chars
+from ._procs import find_child, is_alive, kill_group
+from ._transport import RejectedTool, WireMonitor, open_transport, watched
+
+MAX_PAGES = 100  # a paginator that never ends cannot hang discovery
+CLOSE_GRACE = 10.0  # the SDK's own stdio shutdown is bounded at ~6.5 s (stdin, SIGTERM, SIGKILL)
+_CLIENT_INFO = Implementation(name="toolbench", version="0.1.0")
+
+
+class ConnectFailed(Exception):
+    """Connecting, initialising or listing failed; `code` is a toolbench `mcp.*` code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class Connection:
+    """One connection's lifetime. `start()` once, then `list_tools()` / `call()`, then `close()`."""
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        log_path: Path | None,
+        max_response_chars: int,
+        on_lost: Callable[[Connection], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.log_path = log_path if spec.transport == "stdio" else None
+        self.max_response_chars = max_response_chars
+        self.pid: int | None = None
+        self.server_info: dict[str, Any] | None = None
+        self.lost = False  # the server side closed while we were using it
+        self.rejected: tuple[RejectedTool, ...] = ()
+        self._on_lost = on_lost
+        self._token = uuid.uuid4().hex
+        self._monitor: WireMonitor | None = None
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._wake: anyio.Event | None = None
+        self._stopping = False
+        self._lock = asyncio.Lock()
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    async def start(self) -> list[dict[str, Any]]:
+        """Connect, initialise and list the tools, all within the registration's timeout.
+
+        Raises ConnectFailed at the deadline at the latest; stopping a stuck server (the SDK
+        closes its stdin, waits, then signals it) goes on in the background, and `close()`
+        waits for it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.spec.timeout
+        ready: asyncio.Future[None] = loop.create_future()
+        self._wake = anyio.Event()
+        self._task = loop.create_task(self._own(ready), name=f"toolbench-mcp-{self.spec.id}")
+        try:
+            try:
+                await asyncio.wait_for(ready, self.spec.timeout)  # a timeout cancels `ready`
+            except TimeoutError:
+                raise ConnectFailed("mcp.server_timeout", self._timeout_text()) from None
+            try:
+                with anyio.fail_after(max(deadline - loop.time(), 0.01)):
+                    return await self.list_tools()
+            except TimeoutError:
+                text = f"the server did not list its tools within {self.spec.timeout:g} s"
+                raise ConnectFailed("mcp.server_timeout", text) from None
+        except BaseException:
+            self._abandon()
+            raise
+
+    def _abandon(self) -> None:
+        """Start closing without waiting: wake the owner task, or cut its handshake short."""
+        self._stopping = True
+        if self._wake is not None:
+            self._wake.set()
+        if self._client is None and self._scope is not None:
+            self._scope.cancel()
+
+    async def _own(self, ready: asyncio.Future[None]) -> None:
+        """Hold the SDK client open from handshake to close (the owner task)."""
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.spec.timeout) as scope:
+                self._scope = scope
+                async with AsyncExitStack() as stack:
+                    errlog = None
+                    if self.log_path is not None:
+                        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                        errlog = stack.enter_context(
+                            self.log_path.open("w", encoding="utf-8", errors="replace", buffering=1)
+                        )
+                    self._monitor = WireMonitor(self._protocol_version)
+                    transport = open_transport(self.spec, errlog=errlog, token=self._token, monitor=self._monitor)
+                    client = Client(
+                        watched(transport, self._monitor, on_open=self._opened),
+                        cache=None,
+                        client_info=_CLIENT_INFO,
+                    )
+                    await stack.enter_async_context(client)
+                    self._client = client
+                    info = client.server_info
+                    self.server_info = None if info is None else info.model_dump(mode="json", exclude_none=True)
+                    scope.deadline = math.inf
+                    ready.set_result(None)
+                    assert self._wake is not None
+                    monitor = self._monitor
+                    await _first_of(self._wake.wait(), monitor.closed.wait())
+                    self.lost = not self._stopping
+                    self._client = None
+            if not ready.done():
+                if self._stopping:
+                    ready.set_exception(ConnectFailed("mcp.server_start_failed", "closed while connecting"))
+                else:
+                    ready.set_exception(ConnectFailed("mcp.server_timeout", self._timeout_text()))
+        except Exception as exc:  # the SDK raises many kinds (and groups of them) while connecting
+            failure = _connect_failure(exc, self.spec)
+            if not ready.done():
+                ready.set_exception(failure)
+            elif not self._stopping:
+                self.lost = True
+        finally:
+            self._client = None
+            if not ready.done():
+                ready.set_exception(ConnectFailed("mcp.server_start_failed", "the connection task was cancelled"))
+            if self.pid is not None and is_alive(self.pid):
+                kill_group(self.pid)  # the SDK gave up on it: make sure no child is left
+            if self.lost and self._on_lost is not None:
+                self._on_lost(self)
+
+    def _timeout_text(self) -> str:
+        text = f"no answer to the MCP handshake within {self.spec.timeout:g} s"
+        if self._monitor is not None and self._monitor.noise_count:
+            text += "; " + self.noise_text()
+        return text
+
+    async def _opened(self) -> None:
+        if self.spec.transport != "stdio":
+            return
+        for _ in range(50):  # the child may still be inside exec for a moment
+            pid = find_child(self._token)
+            if pid != -1:
+                self.pid = pid
+                return
+            await anyio.sleep(0.01)
+
+    def _protocol_version(self) -> str | None:
+        client = self._client
+        return None if client is None else client.protocol_version
+
+    def noise_text(self) -> str:
+        """What the server wrote on stdout that is not JSON-RPC (count and samples), or ''."""
+        monitor = self._monitor
+        if monitor is None or not monitor.noise_count:
+            return ""
+        samples = " | ".join(monitor.noise)
+        return f"the server wrote {monitor.noise_count} line(s) on stdout that are not JSON-RPC, such as {samples}"
+
+    @property
+    def usable(self) -> bool:
+        monitor = self._monitor
+        closed = monitor is None or monitor.closed.is_set()
+        return self._client is not None and not closed and not self.lost and not self._stopping
+
+    async def close(self) -> None:
+        """Close the session and stop the server (bounded; the child is killed if it lingers)."""
+        self._abandon()
+        task = self._task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), CLOSE_GRACE)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+        if self.pid is not None and is_alive(self.pid):
+            kill_group(self.pid)
+
+    def _mark_lost(self) -> None:
+        """The transport failed under a call: end the connection (the owner reports it lost)."""
+        if not self._stopping:
+            self.lost = True
+            if self._wake is not None:
+                self._wake.set()
+
+    def kill(self) -> None:
+        """Last resort from any thread (interpreter exit): SIGKILL the server's process group."""
+        if self.pid is not None and is_alive(self.pid):
+            kill_group(self.pid)
+
+    # -- discovery --------------------------------------------------------------------------
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool the server lists, following pages, as wire JSON. Raises ConnectFailed."""
+        client, monitor = self._client, self._monitor
+        if client is None or monitor is None or not self.usable:
+            raise ConnectFailed("mcp.server_exited", "the connection is closed")
+        capabilities = client.server_capabilities
+        if capabilities.tools is None:
+            self.rejected = ()
+            return []
+        monitor.rejected = []
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        try:
+            for _ in range(MAX_PAGES):
+                page = await client.list_tools(cursor=cursor)
+                tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    self.rejected = tuple(monitor.rejected)
+                    return tools
+                if cursor in seen:
+                    raise ConnectFailed("mcp.tool_listing_failed", f"the server repeated the page cursor {cursor!r}")
+                seen.add(cursor)
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                raise ConnectFailed("mcp.server_exited", "the server closed the connection while listing") from exc
+            raise ConnectFailed("mcp.tool_listing_failed", f"tools/list failed: {exc.message} ({exc.code})") from exc
+        except ValidationError as exc:
+            text = f"the tools/list answer is invalid: {_first_error(exc)}"
+            raise ConnectFailed("mcp.tool_listing_failed", text) from exc
+        raise ConnectFailed("mcp.tool_listing_failed", f"the tool list has more than {MAX_PAGES} pages")
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> MappedResult:
+        """Call one tool (one call at a time per connection), within the registration's timeout."""
+        async with self._lock:
+            client, monitor = self._client, self._monitor
+            if client is None or monitor is None or not self.usable:
+                self._not_sent(tool, "the connection to the server is closed")
+            monitor.call_sent = False
+            try:
+                with anyio.fail_after(self.spec.timeout):
+                    result = await client.call_tool(tool, arguments)
+            except TimeoutError:
+                if monitor.call_sent:
+                    self._unknown(tool, "mcp.call_timeout", f"no answer within {self.spec.timeout:g} s")
+                self._not_sent(tool, f"the request could not be sent within {self.spec.timeout:g} s")
+            except MCPError as exc:
+                if exc.code == CONNECTION_CLOSED:
+                    self._mark_lost()
+                    if monitor.call_sent:
+                        self._unknown(tool, "mcp.connection_lost", "the connection closed before the answer came")
+                    self._not_sent(tool, "the connection to the server is closed")
+                if exc.code == REQUEST_TIMEOUT:
+                    self._unknown(tool, "mcp.call_timeout", exc.message)
+                mapped = map_server_error(exc.code, exc.message, exc.data)
+                raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
+            except ValidationError as exc:
+                message = f"The MCP server's answer is not a valid tools/call result: {_first_error(exc)}"
+                mapped = map_server_error(-32603, message)
+                raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
+            except (InputRequiredRoundsExceededError, UnexpectedClaimedResult) as exc:
+                raise ToolError(
+                    "mcp.unsupported_response",
+                    f"The MCP server answered `{tool}` with a response toolbench does not support: {exc}",
+                    structured={"unsupportedResponse": {"type": type(exc).__name__, "message": str(exc)}},
+                ) from exc
+            except RuntimeError as exc:  # the SDK's output-schema check and input-required refusals
+                mapped = map_server_error(-32603, f"The MCP server's answer was refused: {exc}")
+                raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
+            except Exception as exc:  # a transport failure: did the request leave?
+                self._mark_lost()
+                if monitor.call_sent:
+                    self._unknown(tool, "mcp.connection_lost", f"{type(exc).__name__}: {exc}")
+                self._not_sent(tool, f"{type(exc).__name__}: {exc}")
+        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        size = response_chars(wire)
+        if size > self.max_response_chars:
+            self._unknown(
+                tool,
+                "mcp.response_too_large",
+                f"the answer has {size} characters, more than the limit of {self.max_response_chars}",
+            )
+        return map_tool_result(wire)
+
+    def _not_sent(self, tool: str, reason: str) -> NoReturn:
+        raise ToolError(
+            "mcp.call_not_sent",
+            f"The call to `{tool}` on MCP server `{self.spec.name}` was not sent: {reason}. "
+            "The tool did not run.",
+            structured={"notSent": {"server": self.spec.name, "tool": tool, "reason": reason}},
+        )
+
+    def _unknown(self, tool: str, reason_code: str, reason: str) -> NoReturn:
+        raise OutcomeUnknown(
+            "mcp.call_outcome_unknown",
+            f"The MCP tool `{tool}` on server `{self.spec.name}` may have run, but its result was lost "
+            f"({reason}). Check the state it may have changed before repeating the call; "
+            "toolbench will not retry it.",
+            structured={
+                "outcomeUnknown": {"reason": reason_code, "message": reason, "server": self.spec.name, "tool": tool}
+            },
+        )
+
+
+async def _first_of(*waits: Any) -> None:
+    """Return when the first of the awaitables finishes; cancel the others."""
+    async with anyio.create_task_group() as group:
+
+        async def run(wait: Any) -> None:
+            await wait
+            group.cancel_scope.cancel()
+
+        for wait in waits:
+            group.start_soon(run, wait)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _connect_failure(exc: BaseException, spec: ServerSpec) -> ConnectFailed:
+    if isinstance(exc, ConnectFailed):
+        return exc
+    leaves = [e for e in _leaves(exc) if not isinstance(e, anyio.get_cancelled_exc_class())] or [exc]
+    leaf = leaves[0]
+    if isinstance(leaf, ConnectFailed):
+        return leaf
+    if isinstance(leaf, OSError) and spec.transport == "stdio":
+        return ConnectFailed("mcp.server_start_failed", f"cannot start `{spec.command[0]}`: {leaf}")
+    if isinstance(leaf, MCPError):
+        if leaf.code == CONNECTION_CLOSED:
+            return ConnectFailed(
+                "mcp.server_start_failed", "the server closed the connection during the handshake (did it exit?)"
+            )
+        return ConnectFailed("mcp.server_start_failed", f"the handshake failed: {leaf.message} ({leaf.code})")
+    if isinstance(leaf, ValidationError):
+        return ConnectFailed("mcp.server_start_failed", f"the handshake answer is invalid: {_first_error(leaf)}")
+    return ConnectFailed("mcp.server_start_failed", f"{type(leaf).__name__}: {leaf}".strip())
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in error['loc']) or 'answer'}: {error['msg']}"
+

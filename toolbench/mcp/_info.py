@@ -1,0 +1,63 @@
+"""What the manager reports: frozen views of servers, their tools and their diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from ..core.ids import ToolId
+from ._config import TransportKind
+
+ServerState = Literal["pending", "active", "disabled", "failed"]
+"""`pending`: registered, not connected yet (`connect=False`, or connecting); `active`: connected
+and its tools listed; `disabled`: switched off, no process; `failed`: could not start, or its
+connection was lost (see `diagnostic`); `refresh()` tries again."""
+
+Permission = Literal["on", "off"]
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolInfo:
+    """One listed tool. `offered` is true when the model sees it (server active, tool valid, on)."""
+
+    tool_id: ToolId | None  # None when the native name cannot make a ToolId (empty, not text)
+    name: str | None
+    title: str | None
+    description: str
+    permission: Permission
+    offered: bool
+    problem_code: str | None = None  # why it is left out, when it is invalid
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerInfo:
+    """A registration and its current state."""
+
+    id: str
+    name: str
+    state: ServerState
+    transport: TransportKind
+    tools: tuple[McpToolInfo, ...]
+    diagnostic_code: str | None
+    diagnostic: str | None
+    stderr_tail: tuple[str, ...]
+    log_path: Path | None
+    pid: int | None  # the stdio server's process while it runs (Linux; None elsewhere)
+    timeout: float
+    server_info: dict[str, Any] | None  # the name and version the server reported
+
+    @property
+    def provider(self) -> str:
+        return f"mcp/{self.id}"
+
+
+class McpDiagnostic(NamedTuple):
+    """Why a server or a tool is not offered: `(subject, code, message)`.
+
+    `subject` is the tool's `ToolId` for a tool, the server's display name (text) for a server."""
+
+    subject: ToolId | str
+    code: str
+    message: str

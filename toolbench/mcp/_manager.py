@@ -1,0 +1,435 @@
+"""`McpManager`: MCP servers as a tool source (`bench.mcp`).
+
+All async work runs on the bench's `LoopThread`: the `a*` methods are the core, the plain ones
+are one-line sync wrappers for scripts and notebooks. Reads (`servers`, `descriptors()`,
+`diagnostics`) do no I/O and are safe from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import weakref
+from collections.abc import Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from ..core.descriptors import ToolDescriptor
+from ..core.errors import ToolbenchError, ToolError
+from ..core.ids import ToolId
+from ..tools.base import ToolOutput
+from ._config import DEFAULT_TIMEOUT, make_spec, parse_mcp_json
+from ._connection import ConnectFailed, Connection
+from ._entry import Entry
+from ._info import McpDiagnostic, McpServerInfo, Permission
+from ._tools import build_records
+
+if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
+    from ..runtime.loop import LoopThread
+
+T = TypeVar("T")
+DEFAULT_MAX_RESPONSE_CHARS = 2_000_000
+_EXIT_GRACE = 5.0  # then the children are killed
+
+
+class McpManager:
+    """Registers MCP servers, discovers their tools, and calls them.
+
+    `McpManager(loop, log_dir)`: `loop` is the bench's `LoopThread`; each stdio server's stderr
+    goes to `log_dir/<registration-id>.stderr.log`. `max_response_chars` bounds one answer:
+    a larger one is discarded and reported as `mcp.call_outcome_unknown`."""
+
+    def __init__(
+        self, loop: LoopThread, log_dir: Path | str, *, max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS
+    ) -> None:
+        self._loop = loop
+        self._log_dir = Path(log_dir)
+        self._max_response_chars = max_response_chars
+        self._entries: dict[str, Entry] = {}  # by registration id, in registration order
+        self._permissions: dict[ToolId, Permission] = {}
+        self._aio_loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        _LIVE.add(self)
+
+    # -- registering ------------------------------------------------------------------------
+
+    def add(
+        self,
+        name: str,
+        *,
+        command: str | Sequence[str] | None = None,
+        args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        server: Any = None,
+        id: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        enabled: bool = True,
+        connect: bool = True,
+    ) -> McpServerInfo:
+        """Register a server and (unless `connect=False`) connect and list its tools.
+
+        One of `command=[exe, *args]` (stdio; `args`, `env`, `cwd` too), `url=` (streamable HTTP;
+        `headers`) or `server=` (an in-process `MCPServer` or low-level `Server`). `id=` fixes the
+        registration id, `timeout=` bounds connecting, listing and each call (seconds, default
+        60), `enabled=False` registers it switched off. A server that fails becomes `failed` with
+        a diagnostic; only misuse raises (`mcp.config_invalid`, `mcp.server_exists`)."""
+        return self._run(self.aadd(name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
+                                   server=server, id=id, timeout=timeout, enabled=enabled, connect=connect))
+
+    async def aadd(
+        self,
+        name: str,
+        *,
+        command: str | Sequence[str] | None = None,
+        args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        server: Any = None,
+        id: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        enabled: bool = True,
+        connect: bool = True,
+    ) -> McpServerInfo:
+        options = dict(command=command, args=args, env=env, cwd=cwd, url=url, headers=headers, server=server,
+                       id=id, timeout=timeout)
+        return await self._loop.run_async(self._add(name, options, enabled, connect))
+
+    async def _add(self, name: str, options: dict[str, Any], enabled: bool, connect: bool) -> McpServerInfo:
+        entry = self._register(name, options, enabled)
+        if enabled and connect:
+            await self._connect(entry)
+        return self._info(entry)
+
+    def _register(self, name: str, options: dict[str, Any], enabled: bool) -> Entry:
+        self._check_open()
+        if any(e.spec.name == name for e in self._entries.values()):
+            raise ToolbenchError("mcp.server_exists", f"an MCP server named `{name}` is registered already")
+        spec = make_spec(name, taken_ids=frozenset(self._entries), **options)
+        log_path = self._log_dir / f"{spec.id}.stderr.log" if spec.transport == "stdio" else None
+        entry = Entry(spec, bool(enabled), log_path)
+        self._entries[spec.id] = entry
+        return entry
+
+    def load_config(self, source: str | Path | Mapping[str, Any], *, connect: bool = True) -> list[McpServerInfo]:
+        """Register every server of an `mcp.json` document (a path or the parsed object)."""
+        return self._run(self.aload_config(source, connect=connect))
+
+    async def aload_config(
+        self, source: str | Path | Mapping[str, Any], *, connect: bool = True
+    ) -> list[McpServerInfo]:
+        entries = parse_mcp_json(source)
+        return await self._loop.run_async(self._load(entries, connect))
+
+    async def _load(self, entries: list[dict[str, Any]], connect: bool) -> list[McpServerInfo]:
+        self._check_open()
+        names = [e["name"] for e in entries]
+        clash = [n for n in names if any(x.spec.name == n for x in self._entries.values())]
+        if clash:
+            raise ToolbenchError("mcp.server_exists", f"MCP servers named {', '.join(clash)} are registered already")
+        added = []
+        for kwargs in entries:
+            options = {k: v for k, v in kwargs.items() if k not in ("name", "enabled")}
+            try:
+                added.append(self._register(kwargs["name"], options, kwargs["enabled"]))
+            except ToolbenchError:
+                for entry in added:  # all or nothing
+                    del self._entries[entry.spec.id]
+                raise
+        if connect:
+            await asyncio.gather(*(self._connect(e) for e in added if e.enabled))
+        return [self._info(e) for e in added]
+
+    def remove(self, name: str) -> None:
+        """Close a server and forget it (and its tool permissions)."""
+        self._run(self.aremove(name))
+
+    async def aremove(self, name: str) -> None:
+        await self._loop.run_async(self._remove(name))
+
+    async def _remove(self, name: str) -> None:
+        self._check_open()
+        entry = self._entry(name)
+        async with entry.lock:
+            await self._disconnect(entry)
+            self._entries.pop(entry.spec.id, None)
+        provider = entry.spec.provider
+        for tool_id in [t for t in self._permissions if t.provider == provider]:
+            del self._permissions[tool_id]
+
+    def enable(self, name: str) -> McpServerInfo:
+        """Switch a server on and connect it."""
+        return self._run(self.aenable(name))
+
+    async def aenable(self, name: str) -> McpServerInfo:
+        return await self._loop.run_async(self._set_enabled(name, True))
+
+    def disable(self, name: str) -> McpServerInfo:
+        """Switch a server off: its process stops and its tools are neither offered nor callable."""
+        return self._run(self.adisable(name))
+
+    async def adisable(self, name: str) -> McpServerInfo:
+        return await self._loop.run_async(self._set_enabled(name, False))
+
+    async def _set_enabled(self, name: str, enabled: bool) -> McpServerInfo:
+        self._check_open()
+        entry = self._entry(name)
+        entry.enabled = enabled
+        if enabled:
+            if entry.state != "active":
+                await self._connect(entry)
+        else:
+            async with entry.lock:
+                await self._disconnect(entry)
+                entry.state, entry.diagnostic = "disabled", None
+        return self._info(entry)
+
+    def refresh(self, name: str | None = None, *, restart: bool = False) -> list[McpServerInfo]:
+        """List the tools again (all enabled servers, or one); reconnect servers that are not
+        active, and every one with `restart=True`. Servers refresh concurrently."""
+        return self._run(self.arefresh(name, restart=restart))
+
+    async def arefresh(self, name: str | None = None, *, restart: bool = False) -> list[McpServerInfo]:
+        return await self._loop.run_async(self._refresh(name, restart))
+
+    async def _refresh(self, name: str | None, restart: bool) -> list[McpServerInfo]:
+        self._check_open()
+        targets = [self._entry(name)] if name is not None else list(self._entries.values())
+        await asyncio.gather(*(self._refresh_one(e, restart) for e in targets if e.enabled))
+        return [self._info(e) for e in targets]
+
+    async def _refresh_one(self, entry: Entry, restart: bool) -> None:
+        connection = entry.connection
+        if restart or entry.state != "active" or connection is None or not connection.usable:
+            await self._connect(entry)
+            return
+        async with entry.lock:
+            try:
+                with anyio.fail_after(entry.spec.timeout):
+                    tools = await connection.list_tools()
+            except (ConnectFailed, TimeoutError) as exc:
+                await self._disconnect(entry)
+                failure = exc if isinstance(exc, ConnectFailed) else ConnectFailed(
+                    "mcp.server_timeout", f"the server did not list its tools within {entry.spec.timeout:g} s"
+                )
+                entry.fail(failure)
+                return
+            entry.records = build_records(entry.spec, tools, connection.rejected)
+
+    # -- permissions ------------------------------------------------------------------------
+
+    def set_permission(self, tool: ToolId | str, permission: Permission) -> ToolId:
+        """Turn one tool `on` or `off` (an off tool is neither offered nor callable).
+
+        `tool` is a ToolId, its text, or a native tool name that one registered server lists."""
+        if permission not in ("on", "off"):
+            raise ToolbenchError("bench.misuse", f"a tool permission is `on` or `off`, not {permission!r}")
+        tool_id = self._resolve_tool(tool)
+        self._permissions[tool_id] = permission
+        return tool_id
+
+    def permission(self, tool: ToolId | str) -> Permission:
+        return self._permissions.get(self._resolve_tool(tool), "on")
+
+    def _resolve_tool(self, tool: ToolId | str) -> ToolId:
+        tool_id: ToolId | None = tool if isinstance(tool, ToolId) else None
+        if tool_id is None and isinstance(tool, str):
+            try:
+                tool_id = ToolId.parse(tool)
+            except ToolbenchError:
+                tool_id = None
+            if tool_id is not None and tool_id.kind != "mcp":
+                tool_id = None
+        if tool_id is not None:
+            if tool_id.kind != "mcp" or tool_id.source_id not in self._entries:
+                raise ToolbenchError("mcp.server_unknown", f"no MCP server is registered for `{tool_id}`")
+            return tool_id
+        matches = [r.tool_id for e in self._entries.values() for r in e.records if r.name == tool and r.tool_id]
+        if len(matches) != 1:
+            found = ", ".join(str(m) for m in matches) or "none"
+            raise ToolbenchError(
+                "mcp.tool_unknown", f"`{tool}` must name exactly one listed MCP tool (matches: {found})"
+            )
+        assert matches[0] is not None
+        return matches[0]
+
+    # -- what the runtime reads -------------------------------------------------------------
+
+    @property
+    def servers(self) -> list[McpServerInfo]:
+        return [self._info(e) for e in list(self._entries.values())]
+
+    def info(self, name: str) -> McpServerInfo:
+        """One server's state, by display name or registration id."""
+        return self._info(self._entry(name))
+
+    def descriptors(self) -> list[ToolDescriptor]:
+        """The tools of active servers that are valid and permitted, in registration then listing order."""
+        return [d for e in list(self._entries.values()) for d in e.descriptors(self._permissions)]
+
+    @property
+    def diagnostics(self) -> list[McpDiagnostic]:
+        """Why servers and tools are not offered: `(ToolId or server name, code, message)`.
+
+        A failed server gives one line under its name, and one per tool it listed before; a
+        disabled or pending server one per known tool; an active one a line per left-out tool
+        (invalid, duplicate, or switched off)."""
+        return [d for e in list(self._entries.values()) for d in e.diagnostics(self._permissions)]
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def call(self, tool_id: ToolId | str, arguments: Mapping[str, Any]) -> ToolOutput:
+        """Call an MCP tool. Raises `ToolError` for a recoverable outcome (`mcp.tool_error`,
+        `mcp.server_error`, or a not-sent code) and `OutcomeUnknown` when it may have run."""
+        return await self._loop.run_async(self._call(tool_id, arguments))
+
+    async def _call(self, tool: ToolId | str, arguments: Mapping[str, Any]) -> ToolOutput:
+        self._check_open()
+        tool_id = tool if isinstance(tool, ToolId) else _parse_or_unknown(tool)
+        entry = self._entries.get(tool_id.source_id or "") if tool_id.kind == "mcp" else None
+        if entry is None:
+            raise ToolError("mcp.tool_unknown", f"no MCP server is registered for `{tool_id}`; the call was not sent")
+        name = entry.spec.name
+        connection = entry.connection
+        if entry.state != "active" or connection is None or not connection.usable:
+            if entry.state == "active":
+                why = "has lost its connection"
+            else:
+                why = f"is {entry.state}" + (f": {entry.diagnostic[1]}" if entry.diagnostic else "")
+            raise ToolError("mcp.server_unavailable", f"MCP server `{name}` {why}; the call was not sent")
+        record = entry.record(tool_id.name)
+        if record is None or record.descriptor is None:
+            why = f" (left out: {record.message})" if record is not None else ""
+            raise ToolError("mcp.tool_unknown", f"MCP server `{name}` offers no tool `{tool_id.name}`{why}")
+        if self._permissions.get(tool_id, "on") == "off":
+            raise ToolError("mcp.tool_off", f"the MCP tool `{tool_id}` is switched off; the call was not sent")
+        if not isinstance(arguments, Mapping):
+            raise ToolError("tool.invalid_arguments", "the arguments of an MCP tool call must be a JSON object")
+        try:
+            mapped = await connection.call(tool_id.name, dict(arguments))
+        except ToolError:
+            if connection.lost:
+                self._lost(connection)  # now, not when the owner task gets round to it
+            raise
+        if mapped.is_error:
+            raise ToolError("mcp.tool_error", mapped.content, structured=mapped.structured)
+        return ToolOutput(content=mapped.content, structured=mapped.structured)
+
+    # -- connecting -------------------------------------------------------------------------
+
+    async def _connect(self, entry: Entry) -> None:
+        self._aio_loop = asyncio.get_running_loop()
+        async with entry.lock:
+            await self._disconnect(entry)
+            if not entry.enabled or self._entries.get(entry.spec.id) is not entry:
+                return
+            entry.state = "pending"
+            connection = Connection(
+                entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
+                on_lost=self._lost,
+            )
+            entry.connection = connection
+            try:
+                tools = await connection.start()
+            except ConnectFailed as exc:
+                entry.fail(exc)  # the connection stays: closing the manager waits for its cleanup
+                return
+            entry.records = build_records(entry.spec, tools, connection.rejected)
+            entry.state, entry.diagnostic = "active", None
+
+    async def _disconnect(self, entry: Entry) -> None:
+        connection, entry.connection = entry.connection, None
+        if connection is not None:
+            await connection.close()
+
+    def _lost(self, connection: Connection) -> None:
+        entry = self._entries.get(connection.spec.id)
+        if entry is not None:
+            entry.lost(connection)
+
+    # -- closing ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every session and stop every server process. Idempotent."""
+        if self._closed:
+            return
+        self._run(self.aclose())
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        _LIVE.discard(self)
+        if self._aio_loop is None:
+            return  # nothing ever connected
+        await self._loop.run_async(self._close_all())
+
+    async def _close_all(self) -> None:
+        entries = list(self._entries.values())
+        await asyncio.gather(*(self._disconnect(e) for e in entries), return_exceptions=True)
+        for entry in entries:
+            if entry.enabled:
+                entry.state = "pending"
+
+    def _close_at_exit(self) -> None:
+        """Interpreter exit: close through the bench loop if it still runs, else kill the children."""
+        connections = [e.connection for e in self._entries.values() if e.connection is not None]
+        loop = self._aio_loop
+        if not self._closed and loop is not None and loop.is_running() and not self._loop.in_loop():
+            self._closed = True
+            with contextlib.suppress(Exception):  # the loop is going away: fall through to the kill
+                asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(_EXIT_GRACE)
+        for connection in connections:
+            connection.kill()
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _entry(self, name: str) -> Entry:
+        for candidate in self._entries.values():
+            if candidate.spec.name == name:
+                return candidate
+        entry = self._entries.get(name)
+        if entry is None:
+            known = ", ".join(e.spec.name for e in self._entries.values()) or "none"
+            raise ToolbenchError("mcp.server_unknown", f"no MCP server named `{name}` (registered: {known})")
+        return entry
+
+    def _info(self, entry: Entry) -> McpServerInfo:
+        return entry.info(self._permissions)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ToolbenchError("bench.closed", "the MCP manager was closed")
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._loop.in_loop():
+            coro.close()
+            raise ToolbenchError("bench.misuse", "on the bench loop, await the `a...` form of this method")
+        return self._loop.run(coro)
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{e.spec.name}={e.state}" for e in self._entries.values())
+        return f"McpManager({states or 'no servers'})"
+
+
+def _parse_or_unknown(text: str) -> ToolId:
+    try:
+        return ToolId.parse(text)
+    except ToolbenchError as exc:
+        raise ToolError("mcp.tool_unknown", f"`{text}` is not a tool id: {exc.message}") from exc
+
+
+_LIVE: weakref.WeakSet[McpManager] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_managers() -> None:
+    for manager in list(_LIVE):
+        manager._close_at_exit()
