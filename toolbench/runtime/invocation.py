@@ -67,6 +67,7 @@ class Invocation:
         self.state: dict[str, Any] = {}  # per-invocation tool state (read states, todos, ...)
         self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
         self._bindings = {b.call_name: b for b in snapshot.bindings}
+        self._signatures: dict[tuple[int, str], str] = {}  # provider metadata of calls from respond()
 
     @property
     def id(self) -> str:
@@ -124,7 +125,7 @@ class Invocation:
         for r in self._records:
             rounds.setdefault(r.round, []).append(Exchange(
                 call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
-                result=ResultView(content=r.result.content, is_error=r.result.is_error)))
+                result=ResultView(content=r.result.content, is_error=r.result.is_error), signature=r.signature))
         return encode_history(protocol, [rounds[k] for k in sorted(rounds)])
 
     def respond(self, protocol: str, response: Any) -> list[ToolResult]:
@@ -134,6 +135,11 @@ class Invocation:
         from ..protocols import decode_calls
 
         calls = decode_calls(protocol, response, id_seed=f"{self.id}_{self._round + 1}")
+        with self._lock:
+            round_no = self._round + 1
+            for c in calls:
+                if c.signature is not None:
+                    self._signatures[(round_no, c.call_id)] = c.signature
         return self.turn([(c.call_name, c.arguments, c.call_id) for c in calls])
 
     # calling ------------------------------------------------------------------------------
@@ -289,7 +295,7 @@ class Invocation:
                 started: float, *, externalized: bool, stem: str | None = None, audit: bool = True) -> ToolResult:
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
                             arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
-                            externalized=externalized)
+                            externalized=externalized, signature=self._signatures.pop((round_no, call_id), None))
         if audit and not externalized:  # an externalised result's audit file is written already
             self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
         with self._lock:

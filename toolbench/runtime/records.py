@@ -33,6 +33,7 @@ class CallRecord:
     result: ToolResult
     elapsed_ms: float
     externalized: bool
+    signature: str | None = None  # Gemini's thoughtSignature, replayed with the call
 
     def to_json(self) -> dict[str, Any]:
         return self._fields(self.result.to_json())
@@ -51,6 +52,7 @@ class CallRecord:
             "result": result,
             "elapsedMs": round(self.elapsed_ms, 3),
             "externalized": self.externalized,
+            **({"signature": self.signature} if self.signature is not None else {}),
         }
 
     @classmethod
@@ -64,6 +66,7 @@ class CallRecord:
             result=ToolResult.model_validate(data["result"]),
             elapsed_ms=float(data.get("elapsedMs", 0.0)),
             externalized=bool(data.get("externalized", False)),
+            signature=data.get("signature"),
         )
 
     def row(self) -> dict[str, Any]:
