@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -105,6 +108,24 @@ def test_snapshot_round_trips_through_json_text():
     assert restored.to_json() == data
     assert restored.binding_for("read").descriptor == READ
     assert restored.binding_of(FIRST.id).max_calls == 2
+
+
+@pytest.mark.parametrize("hash_seed", ["1", "2", "6"])
+def test_snapshot_json_is_the_same_in_every_process(hash_seed):
+    """Sets iterate in hash order, which differs between processes (PYTHONHASHSEED): the JSON
+    of a snapshot, and of it read back, must not."""
+    code = (
+        "import json\n"
+        "from toolbench import Binding, Snapshot, ToolDescriptor, ToolId\n"
+        "d = ToolDescriptor(id=ToolId.parse('builtin:x'), scenes=frozenset({'session', 'chat'}))\n"
+        "s = Snapshot.build(id='i', bindings=(Binding(descriptor=d, call_name='x'),), max_calls_per_invocation=1)\n"
+        "again = Snapshot.from_json(json.loads(json.dumps(s.to_json()))).to_json()\n"
+        "print(json.dumps([s.to_json()['bindings'][0]['descriptor']['scenes'], again == s.to_json()]))\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         timeout=120)
+    assert json.loads(out.stdout) == [["chat", "session"], True]
 
 
 def test_prepared_snapshot_round_trips(upstream_catalog):

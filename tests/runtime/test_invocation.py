@@ -365,7 +365,8 @@ def test_a_thousand_concurrent_acalls_dispatch_exactly_the_budget(bench):
     assert {r.error_code for r in results if r.is_error} == {"agent.tool_budget_exhausted"}
     assert inv.budget()["total"] == 0
     assert len(inv.records) == 1000
-    bench.flush()
+    reopened = bench.open_invocation(inv.id)  # the run log kept every call and the final counters
+    assert len(reopened.records) == 1000 and reopened.budget()["total"] == 0
 
 
 def test_sync_call_works_inside_a_running_event_loop(bench):

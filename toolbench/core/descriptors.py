@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 from pydantic.alias_generators import to_camel
 
 from .errors import ToolbenchError, ToolError
@@ -40,6 +40,12 @@ class ToolDescriptor(Frozen):
     @property
     def kind(self) -> ToolKind:
         return self.id.kind
+
+    @field_serializer("scenes", when_used="json")
+    def _scenes_in_order(self, scenes: frozenset[Scene]) -> list[str]:
+        # A set iterates in hash order, which changes between processes: sort, so a stored
+        # snapshot reads back to the same JSON and golden files compare equal.
+        return sorted(scenes)
 
 
 class DescriptionOverride(Frozen):
