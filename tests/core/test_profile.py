@@ -330,3 +330,8 @@ def test_valid_override_reaches_the_invocation(bench):
     (binding,) = bench.invocation().snapshot.bindings
     assert binding.descriptor.description == "Roll it."
     assert binding.descriptor.input_schema["properties"]["formula"]["description"] == "NdS"
+
+
+def test_upstream_legacy_inline_limit_key_is_read_as_the_new_field() -> None:
+    profile = Profile.parse({"tools": {"mcpResultInlineCharLimit": 1234}})
+    assert profile.tools.external_result_inline_char_limit == 1234

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from .descriptors import DescriptionOverride
@@ -51,7 +51,12 @@ class ToolsSettings(Section):
     max_calls_per_run: PositiveInt = 80
     max_calls_per_tool: dict[str, PositiveInt] = Field(default_factory=dict)
     tool_descriptions: dict[str, DescriptionOverride] = Field(default_factory=dict)
-    external_result_inline_char_limit: PositiveInt = 50_000
+    # Upstream's legacy name `mcpResultInlineCharLimit` is read as this field (reference §7).
+    external_result_inline_char_limit: PositiveInt = Field(
+        default=50_000,
+        validation_alias=AliasChoices(
+            "external_result_inline_char_limit", "externalResultInlineCharLimit", "mcpResultInlineCharLimit"),
+    )
     project_builtin_results: bool = False  # beyond upstream: long builtin results go to tool-results/ too
     naming: NamingStyle = "tauritavern"
     openai_strict: bool = False  # render OpenAI schemas in strict mode

@@ -63,7 +63,10 @@ class Store:
     def flush(self) -> None:
         """Wait until every queued file and log line is written; raise the first failure."""
         with self._idle:
-            self._idle.wait_for(lambda: self._pending == 0, timeout=60)
+            done = self._idle.wait_for(lambda: self._pending == 0, timeout=60)
+        if not done:
+            raise ToolbenchError("storage.write_failed",
+                                 f"{self._pending} record writes still pending after 60 s; the disk may be stalled")
         if self._errors:
             errors, self._errors = self._errors, []
             raise errors[0]
