@@ -39,6 +39,8 @@ class ToolArguments:
     """Decoded call arguments: a valid object, or the raw invalid text. Frozen."""
 
     __slots__ = ("_raw", "_value")
+    _value: dict[str, Any] | None
+    _raw: str | None
 
     def __init__(self, value: dict[str, Any] | None, raw: str | None) -> None:
         object.__setattr__(self, "_value", value)

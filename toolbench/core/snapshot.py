@@ -18,7 +18,7 @@ from .ids import ToolId
 from .naming import allocate, builtin_call_name, mcp_seed
 from .profile import Profile
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 # Reserved so no external tool takes the name of the return tool a delegated child gets.
 RESERVED_CALL_NAMES = frozenset({"task_return"})
 

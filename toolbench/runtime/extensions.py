@@ -91,7 +91,7 @@ def make_extension_tool(
 ) -> ExtensionTool:
     if not callable(fn):
         raise ToolbenchError("bench.misuse", f"{fn!r} is not callable")
-    tool_name = name or getattr(fn, "__name__", "")
+    tool_name = str(name or getattr(fn, "__name__", ""))
     tool_id = ToolId.extension(extension_id, tool_name)
     model = None
     if input_schema is None:
