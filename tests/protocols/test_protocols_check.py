@@ -99,7 +99,9 @@ def test_check_lists_every_gemini_problem_of_a_pydantic_mcp_schema():
         ("schema.empty_object", "/properties/metadata", True),
         ("schema.required_undeclared", "/required", True),
     }
-    assert all(p.repaired for p in problems)
+    # A free-form object is sent as a string: the request passes, but calls that fill it fail
+    # the tool's own schema, so that one is not counted as repaired.
+    assert {p.rule for p in problems if not p.repaired} == {"schema.empty_object"}
 
 
 @pytest.mark.parametrize(

@@ -199,8 +199,8 @@ def check_schema(call_name: str, schema: dict[str, Any]) -> list[Problem]:
     """Every place in the raw schema where Gemini would refuse or render changes meaning."""
     out: list[Problem] = []
 
-    def add(rule: str, message: str, path: str, fatal: bool = True) -> None:
-        out.append(Problem("gemini", call_name, rule, message, fatal, path, True))
+    def add(rule: str, message: str, path: str, fatal: bool = True, repaired: bool = True) -> None:
+        out.append(Problem("gemini", call_name, rule, message, fatal, path, repaired))
 
     def visit(sub: Any, path: str, nested: bool) -> None:
         if not isinstance(sub, dict):
@@ -229,6 +229,13 @@ def check_schema(call_name: str, schema: dict[str, Any]) -> list[Problem]:
                     "older Gemini models refuse `additionalProperties`; render drops it",
                     pointer(path, key),
                     fatal=False,
+                )
+            elif key == "const":
+                add(
+                    "schema.keyword_unsupported",
+                    'Gemini refuses `const` ("Unknown name"); render sends a one-value `enum` for a string, '
+                    "and drops any other",
+                    pointer(path, key),
                 )
             else:
                 add(
@@ -280,10 +287,14 @@ def check_schema(call_name: str, schema: dict[str, Any]) -> list[Problem]:
             add("schema.array_items_missing", "Gemini needs `items` on an array; render uses string items", path)
         props = sub.get("properties")
         if nested and gemini_kind == "object" and not props and "$ref" not in sub:
+            # Not repaired: the request is accepted, but a call that fills this value sends a JSON
+            # string, which the tool's own schema (an object) refuses.
             add(
                 "schema.empty_object",
-                "Gemini refuses an object with no properties; render sends this value as a string",
+                "Gemini refuses an object with no properties; render declares it a string, so calls that "
+                "fill it send text the tool's schema refuses. Declare its properties to use it with Gemini",
                 path,
+                repaired=False,
             )
         required = sub.get("required")
         if isinstance(required, list) and path == "":
