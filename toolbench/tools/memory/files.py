@@ -1,0 +1,217 @@
+"""The Markdown source of truth: where each entry's file lives, and its front-matter format.
+
+Layout (reference §5.3), with `<global>` from `profile.memory.global_dir` and the project scope
+in the workspace's runtime folder (never visible to the file tools):
+
+    <global>/<slug>.md                         project and reference entries
+    <global>/user/<slug>.md                    user and feedback entries
+    <global>/daily/<YYYY-MM-DD>.md             daily journals
+    <global>/daily/.archive/<YYYY>/<date>.md   dailies past retention (read-only)
+    <workspace>/.toolbench/memory/project/<slug>.md
+    <scope dir>/.trash/<slug>.<ms>.md          soft-deleted
+    <scope dir>/MEMORY.md                      generated list of the non-daily entries
+
+Front matter is YAML (python-frontmatter); the file's path gives its identity (scope, slug).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import frontmatter
+import yaml  # type: ignore[import-untyped]
+from frontmatter.default_handlers import YAMLHandler
+
+from ...core.memory_settings import MemorySettings
+from .rules import TYPES, daily_slug
+
+INDEX_FILE: Final = "MEMORY.md"
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _FastYaml(YAMLHandler):
+    """python-frontmatter's YAML handler on libyaml when it is there (a rebuild parses every file)."""
+
+    def load(self, fm: str, **kwargs: object) -> Any:
+        kwargs.setdefault("Loader", _Loader)
+        return super().load(fm, **kwargs)
+
+    def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+        kwargs.setdefault("Dumper", _Dumper)
+        kwargs.setdefault("sort_keys", False)
+        kwargs.setdefault("width", 10_000)
+        return super().export(metadata, **kwargs)
+
+
+_HANDLER = _FastYaml()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One memory as its file says. `date` is set for dailies only."""
+
+    slug: str
+    scope: str
+    type: str
+    description: str
+    body: str
+    created_at: str
+    updated_at: str
+    date: str | None = None
+    archived: bool = False
+    source: dict[str, Any] = field(default_factory=dict)
+    sources: tuple[dict[str, Any], ...] = ()
+    append_count: int = 0
+    evidence: dict[str, Any] | None = None
+    links: tuple[Any, ...] = ()
+
+    @property
+    def is_daily(self) -> bool:
+        return self.type == "daily"
+
+    @property
+    def headline(self) -> str:
+        return self.date if self.date else self.description
+
+    @property
+    def unreviewed(self) -> bool:
+        return bool(self.source.get("unreviewed"))
+
+    @property
+    def risk_flag(self) -> str:
+        return str(self.source.get("risk_flag") or "none")
+
+    @property
+    def confidence(self) -> str | None:
+        return (self.evidence or {}).get("confidence")
+
+    def with_(self, **changes: Any) -> Entry:
+        return replace(self, **changes)
+
+
+def workdir_hash(workspace: Path) -> str:
+    """The project identity: the first 16 hex characters of SHA-256 of the workspace's real path."""
+    return hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The folders of one workspace's memory store."""
+
+    global_dir: Path
+    project_dir: Path
+    index_path: Path
+
+    @classmethod
+    def of(cls, workspace: Path, settings: MemorySettings) -> Layout:
+        base = workspace / ".toolbench" / "memory"
+        configured = Path(settings.global_dir).expanduser()
+        global_dir = configured if configured.is_absolute() else workspace / configured
+        return cls(global_dir=global_dir, project_dir=base / "project", index_path=base / "index.sqlite3")
+
+    def scope_dir(self, scope: str) -> Path:
+        return self.global_dir if scope == "global" else self.project_dir
+
+    def path_for(self, entry: Entry) -> Path:
+        if entry.is_daily:
+            assert entry.date is not None
+            daily = self.global_dir / "daily"
+            return daily / ".archive" / entry.date[:4] / f"{entry.date}.md" if entry.archived \
+                else daily / f"{entry.date}.md"
+        if entry.scope == "global" and entry.type in ("user", "feedback"):
+            return self.global_dir / "user" / f"{entry.slug}.md"
+        return self.scope_dir(entry.scope) / f"{entry.slug}.md"
+
+    def trash_path(self, entry: Entry, ms: int) -> Path:
+        return self.scope_dir(entry.scope) / ".trash" / f"{entry.slug}.{ms}.md"
+
+    def scan(self) -> Iterator[tuple[str, Path, bool]]:
+        """(scope, path, archived) of every entry file, in a stable order."""
+        spots = [("project", self.project_dir, False), ("global", self.global_dir, False),
+                 ("global", self.global_dir / "user", False), ("global", self.global_dir / "daily", False)]
+        for scope, folder, archived in spots:
+            if folder.is_dir():
+                for path in sorted(folder.glob("*.md")):
+                    if path.name != INDEX_FILE and path.is_file():
+                        yield scope, path, archived
+        archive = self.global_dir / "daily" / ".archive"
+        if archive.is_dir():
+            for path in sorted(archive.glob("*/*.md")):
+                yield "global", path, True
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return "" if value is None else str(value)
+
+
+def _count(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def parse_entry(scope: str, path: Path, text: str, *, archived: bool = False) -> Entry:
+    """An entry from its file; the path decides scope and slug, front matter the rest."""
+    meta, body = frontmatter.parse(text, handler=_HANDLER)
+    in_daily = path.parent.name == "daily" or archived
+    kind = "daily" if in_daily else str(meta.get("type") or "")
+    if kind not in (*TYPES, "daily"):
+        kind = "user" if path.parent.name == "user" else "reference"
+    day = path.stem if in_daily else None
+    source = meta.get("source")
+    sources = meta.get("sources")
+    evidence = meta.get("evidence")
+    links = meta.get("links")
+    return Entry(
+        slug=daily_slug(date.fromisoformat(day)) if day else path.stem,
+        scope="global" if in_daily else scope,
+        type=kind,
+        description=_text(meta.get("description")),
+        body=body,
+        created_at=_text(meta.get("createdAt")),
+        updated_at=_text(meta.get("updatedAt")),
+        date=day,
+        archived=archived,
+        source=dict(source) if isinstance(source, dict) else {},
+        sources=tuple(s for s in sources if isinstance(s, dict)) if isinstance(sources, list) else (),
+        append_count=_count(meta.get("appendCount")),
+        evidence=dict(evidence) if isinstance(evidence, dict) else None,
+        links=tuple(links) if isinstance(links, list) else (),
+    )
+
+
+def render_entry(entry: Entry) -> str:
+    """The file text: front matter, a blank line, the trimmed body."""
+    meta: dict[str, Any] = {"name": entry.slug}
+    if entry.description:
+        meta["description"] = entry.description
+    meta |= {"type": entry.type, "scope": entry.scope, "headline": entry.headline}
+    if entry.is_daily:
+        meta["date"] = entry.date
+    meta |= {"createdAt": entry.created_at, "updatedAt": entry.updated_at}
+    if entry.is_daily:
+        meta |= {"appendCount": entry.append_count, "sources": [dict(s) for s in entry.sources]}
+    else:
+        meta["source"] = dict(entry.source)
+        if entry.evidence:
+            meta["evidence"] = dict(entry.evidence)
+    meta["links"] = list(entry.links)
+    return frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=_HANDLER, **meta), handler=_HANDLER) + "\n"
+
+
+def render_index(rows: list[Any]) -> str:
+    """MEMORY.md: the non-daily entries (index rows), newest first."""
+    lines = ["# Memory", ""]
+    for r in rows:
+        flag = " (unreviewed)" if r["unreviewed"] else ""
+        lines.append(f"- [{r['slug']}] type={r['type']}{flag} — {r['description']}")
+    return "\n".join(lines) + "\n"
