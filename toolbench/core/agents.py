@@ -1,0 +1,140 @@
+"""Sub-agent rules with no I/O: limits, the delegate batch check, message routing, await picks.
+
+The runtime (`toolbench.runtime.agents`) owns the tasks and the child loop; the tool adapters
+(`toolbench.tools.agents`) own the schemas. Everything here is a pure function over values, so
+each rule is tested alone and kept in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from .errors import ToolError
+
+MAX_CHILDREN: Final = 8  # pending or running children per bench (LiveAgent MAX_AGENTS)
+DEFAULT_AWAIT_MS: Final = 120_000
+MAX_AWAIT_MS: Final = 300_000
+DEFAULT_MAX_ROUNDS: Final = 20
+AWAIT_MODES: Final = ("nextCompleted", "allCompleted", "statusOnly")
+CHANNELS: Final = ("direct", "shared", "decision", "question")
+PARENT: Final = "parent"
+EVERYONE: Final = "*"
+
+TaskStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
+ACTIVE: Final = frozenset({"pending", "running"})
+_AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def check_agent_id(agent_id: str) -> str:
+    """The id itself, or ValueError: an alphanumeric, then up to 63 of `[A-Za-z0-9._-]`."""
+    if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
+        raise ValueError(f"agent id {agent_id!r} must start with a letter or digit and continue with up to 63 "
+                         "of A-Z a-z 0-9 . _ -")
+    return agent_id
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One reason a delegate batch is refused; `entry` is the 1-based position in the batch."""
+
+    code: str
+    entry: int
+    agent_id: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "entry": self.entry, "agentId": self.agent_id, "message": self.message}
+
+    def line(self) -> str:
+        return f"[{self.code}] entry {self.entry} (agent={self.agent_id or '?'}): {self.message}"
+
+
+def delegate_entries(args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The batch a delegate call asks for: `{agentId, task}` or `{tasks: [{agentId, task}, ...]}`.
+
+    Raises ToolError(tool.invalid_arguments) when both forms or neither are given."""
+    single = "agentId" in args or "task" in args
+    if single and "tasks" in args:
+        raise ToolError("tool.invalid_arguments",
+                        "Give either `agentId` with `task` (one task) or `tasks` (a batch), not both.")
+    if "tasks" in args:
+        return [dict(entry) for entry in args["tasks"]]
+    if "agentId" in args and "task" in args:
+        return [{"agentId": args["agentId"], "task": args["task"]}]
+    raise ToolError("tool.invalid_arguments",
+                    "`agentId` and `task` are required (or `tasks`, a list of {agentId, task}).")
+
+
+def batch_issues(entries: Sequence[Mapping[str, Any]], *, agents: Collection[str], active: int,
+                 has_model: Callable[[str], bool]) -> list[Issue]:
+    """Every problem of a delegate batch; the batch starts only when this is empty.
+
+    `agents` are the ids one may delegate to, `active` the children already pending or running
+    on the bench, `has_model(agent_id)` whether a model would drive that agent."""
+    issues: list[Issue] = []
+    for n, entry in enumerate(entries, 1):
+        agent_id = str(entry.get("agentId", ""))
+        task = entry.get("task") or {}
+        if agent_id not in agents:
+            issues.append(Issue("agent.unknown_agent", n, agent_id,
+                                f"no agent `{agent_id}`; delegate to one of: {', '.join(sorted(agents)) or 'none'}"))
+        elif not has_model(agent_id):
+            issues.append(Issue("agent.model_missing", n, agent_id,
+                                "no model drives this agent; set `bench.agents.model` (or the agent's own model)"))
+        if not str(task.get("objective", "")).strip():
+            issues.append(Issue("tool.invalid_arguments", n, agent_id, "`task.objective` is blank"))
+    if active + len(entries) > MAX_CHILDREN:
+        issues.append(Issue("agent.child_limit_reached", len(entries), "",
+                            f"{active} children are running and this batch adds {len(entries)}; at most "
+                            f"{MAX_CHILDREN} run at once. Await some first (agent_await)."))
+    return issues
+
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a message goes: recipient keys (`parent` or task ids) and the normalised channel."""
+
+    recipients: tuple[str, ...]
+    channel: str
+    broadcast: bool
+
+
+def route_message(to: str | None, channel: str | None, *, has_parent: bool, roster: Sequence[str]) -> Route:
+    """Resolve `agent.send_message`'s recipient against the sender's roster (LiveAgent §8).
+
+    `roster` lists the ids the sender may address: a child's siblings, or a parent's children.
+    `parent` and ids match case-insensitively; `*` (or no `to` with channel shared) is everyone
+    the sender can reach. Raises ToolError(agent.unknown_recipient) listing the valid targets."""
+    if to is None or not to.strip():
+        if channel != "shared":
+            raise ToolError("tool.invalid_arguments", "`to` is required unless `channel` is `shared` (a broadcast).")
+        to = EVERYONE
+    target = to.strip()
+    everyone = ([PARENT] if has_parent else []) + list(roster)
+    if target == EVERYONE:
+        if not everyone:
+            raise ToolError("agent.unknown_recipient", "No one to broadcast to: no parent and no other agents.")
+        kept = channel if channel in ("decision", "question") else "shared"
+        return Route(tuple(everyone), kept, True)
+    folded = target.casefold()
+    if folded == PARENT and has_parent:
+        return Route((PARENT,), "direct" if channel in (None, "shared") else channel, False)
+    for name in roster:
+        if name.casefold() == folded:
+            return Route((name,), "direct" if channel in (None, "shared") else channel, False)
+    valid = ", ".join(f"`{n}`" for n in [*everyone, EVERYONE]) if everyone else "none"
+    raise ToolError("agent.unknown_recipient", f"Unknown recipient `{target}`. Valid targets: {valid}.",
+                    structured={"valid": [*everyone, EVERYONE] if everyone else []})
+
+
+def pick_next(done_order: Sequence[str], reported: Collection[str]) -> str | None:
+    """For `nextCompleted`: the earliest finished task not yet reported, if any."""
+    return next((t for t in done_order if t not in reported), None)
+
+
+def clamp_timeout_ms(value: Any) -> int:
+    return DEFAULT_AWAIT_MS if value is None else max(0, min(int(value), MAX_AWAIT_MS))

@@ -1,0 +1,429 @@
+"""The bench's sub-agents (`bench.agents`): an agent directory, the model that drives children,
+the tasks, and the child loop.
+
+    bench.agents.model = ScriptedModel([...])      # drives every agent without a model of its own
+    bench.agents.define("researcher", description="Reads files and reports.", profile=small_profile)
+    inv.call("agent_delegate", {"agentId": "researcher", "task": {"objective": "..."}})
+    inv.call("agent_await", {"mode": "allCompleted"})
+
+A child is an invocation of its own (`<parent id>.task_NNN`) with its own snapshot and gate,
+prepared in return mode: no commit, finish, delegate, handoff or await, and `task_return`
+appended. Children run as asyncio tasks on the bench loop, at most `MAX_CHILDREN` at once.
+
+The model contract: `model(messages, tools)` where `messages` are OpenAI Chat Completions
+messages (system, user, assistant with `tool_calls`, `tool`) and `tools` is the child's snapshot
+rendered for `"openai"`. It answers a list of `(call_name, arguments[, call_id])` tuples, a
+string (a text answer), or an OpenAI Chat Completions response body (its tool calls are
+decoded). A sync callable runs in a worker thread, so a blocking client does not stall the
+bench loop; an async one is awaited on the loop. A text answer does not end a child: it is told
+`agent.child_finish_denied` and asked to call `task_return` (the TaskReturnRequired exit policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.agents import (
+    ACTIVE,
+    DEFAULT_MAX_ROUNDS,
+    PARENT,
+    batch_issues,
+    check_agent_id,
+    clamp_timeout_ms,
+    pick_next,
+    route_message,
+)
+from ..core.errors import ToolbenchError, ToolError
+from ..core.profile import Profile
+from ..protocols import Exchange, ResultView, decode_calls, encode_history
+from ..tools.agents import TASK_RETURN
+
+if TYPE_CHECKING:
+    from .bench import Workbench
+    from .invocation import Invocation
+
+Model = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
+DEFAULT_AGENT = "general"
+DENIED = ("agent.child_finish_denied: a delegated task ends only with `task_return`. Call task_return with "
+          "your summary (status `failed` if you cannot finish); a text answer is not delivered.")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """An agent one may delegate or hand off to. `profile=None` uses the bench's profile at the
+    time; `model=None` uses `bench.agents.model`; `max_rounds=None` uses `bench.agents.max_rounds`."""
+
+    id: str
+    description: str
+    profile: Profile | None = None
+    model: Model | None = None
+    max_rounds: int | None = None
+
+
+@dataclass(eq=False)
+class _Task:
+    id: str
+    agent: AgentSpec
+    parent_id: str
+    title: str
+    task: dict[str, Any]
+    invocation: Invocation
+    status: str = "pending"
+    rounds: int = 0
+    result: dict[str, Any] | None = None  # the task.return arguments
+    error: dict[str, str] | None = None
+    runner: asyncio.Task[None] | None = None
+    inbox: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation the model sees
+
+    def view(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"taskId": self.id, "agentId": self.agent.id, "title": self.title,
+                               "status": self.status, "invocationId": self.invocation.id, "rounds": self.rounds}
+        if self.result is not None:
+            out["summary"] = self.result.get("summary", "")
+            out["return"] = self.result
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+class AgentsService:
+    """Sub-agents of one bench; reach it as `bench.agents`."""
+
+    def __init__(self, bench: Workbench) -> None:
+        self._bench = bench
+        self.model: Model | None = None
+        self.max_rounds: int = DEFAULT_MAX_ROUNDS
+        self._agents: dict[str, AgentSpec] = {}
+        self._tasks: dict[str, _Task] = {}
+        self._by_invocation: dict[str, _Task] = {}
+        self._done_order: list[str] = []
+        self._reported: set[str] = set()
+        self._task_numbers = itertools.count(1)
+        self._handoff_numbers = itertools.count(1)
+        self._message_numbers = itertools.count(1)
+        self._handoffs: list[dict[str, Any]] = []
+        self._mail: dict[str, list[dict[str, Any]]] = {}  # parent invocation id -> messages to it
+        self._mail_read: dict[str, int] = {}
+        self.define(DEFAULT_AGENT, description="A general-purpose agent with the caller's tools (less delegation "
+                    "and finishing); it reports back with task_return.")
+
+    # the directory ------------------------------------------------------------------------
+    def define(self, agent_id: str, *, description: str, profile: Profile | str | Path | None = None,
+               model: Model | None = None, max_rounds: int | None = None) -> AgentSpec:
+        """Add (or replace) an agent in the directory. Its profile is checked like the bench's."""
+        try:
+            check_agent_id(agent_id)
+        except ValueError as exc:
+            raise ToolbenchError("bench.misuse", str(exc)) from None
+        if max_rounds is not None and max_rounds < 1:
+            raise ToolbenchError("bench.misuse", "max_rounds must be at least 1")
+        checked = None
+        if profile is not None:
+            checked = self._bench._check_profile(profile if isinstance(profile, Profile) else Profile.load(profile))
+        spec = AgentSpec(agent_id, description, checked, model, max_rounds)
+        self._agents[agent_id] = spec
+        return spec
+
+    def remove(self, agent_id: str) -> None:
+        self._agents.pop(agent_id, None)
+
+    def directory(self) -> list[AgentSpec]:
+        return list(self._agents.values())
+
+    # reading ------------------------------------------------------------------------------
+    def tasks(self, parent_id: str | None = None) -> list[dict[str, Any]]:
+        """Every task (or a parent's), in the order they were started."""
+        return [t.view() for t in self._tasks.values() if parent_id in (None, t.parent_id)]
+
+    def task(self, task_id: str) -> dict[str, Any]:
+        return self._task(task_id).view()
+
+    def invocation(self, task_id: str) -> Invocation:
+        """A task's child invocation (its records, budget, transcript)."""
+        return self._task(task_id).invocation
+
+    def conversation(self, task_id: str) -> list[dict[str, Any]]:
+        """The messages the task's model was given last, plus its latest answer and results."""
+        return list(self._task(task_id).messages)
+
+    def inbox(self, invocation_id: str) -> list[dict[str, Any]]:
+        """Every message sent to a parent invocation (agent_await delivers the unread ones)."""
+        return list(self._mail.get(invocation_id, []))
+
+    def handoffs(self) -> list[dict[str, Any]]:
+        return list(self._handoffs)
+
+    def wait(self, task_ids: Sequence[str] | None = None, *, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Block until those tasks (default: all) finish or `timeout` seconds pass; their views.
+
+        For notebooks and tests; unlike agent_await it marks nothing as reported."""
+        tasks = [self._task(i) for i in task_ids] if task_ids is not None else list(self._tasks.values())
+        runners = [t.runner for t in tasks if t.runner is not None and not t.runner.done()]
+
+        async def settle() -> None:
+            if runners:
+                await asyncio.wait(runners, timeout=timeout)
+        self._bench._loop.run(settle())
+        return [t.view() for t in tasks]
+
+    def _task(self, task_id: str) -> _Task:
+        try:
+            return self._tasks[task_id]
+        except KeyError:
+            raise ToolbenchError("bench.misuse", f"no task `{task_id}`") from None
+
+    def _active(self) -> list[_Task]:
+        return [t for t in self._tasks.values() if t.status in ACTIVE]
+
+    # the tools' port ----------------------------------------------------------------------
+    async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Check the whole batch, then create every child invocation, then start them all."""
+        issues = batch_issues(entries, agents=self._agents, active=len(self._active()),
+                              has_model=lambda a: (self._agents[a].model or self.model) is not None)
+        if issues:
+            lines = "\n".join(i.line() for i in issues)
+            running = ", ".join(f"`{t.id}`" for t in self._active()) or "none"
+            agents = ", ".join(f"`{a}`" for a in self._agents)
+            raise ToolError(issues[0].code, f"Nothing was started:\n{lines}\nRunning tasks: {running}. "
+                            f"Agents: {agents}.", structured={
+                                "kind": "delegate_batch", "status": "rejected",
+                                "issues": [i.to_json() for i in issues], "running": [t.id for t in self._active()],
+                                "agents": list(self._agents)})
+        tasks = [self._create(parent_id, entry) for entry in entries]
+        loop = asyncio.get_running_loop()
+        for t in tasks:
+            t.runner = loop.create_task(self._drive(t), name=f"toolbench-{t.invocation.id}")
+        return [t.view() for t in tasks]
+
+    def _create(self, parent_id: str, entry: Mapping[str, Any]) -> _Task:
+        spec = self._agents[entry["agentId"]]
+        brief = dict(entry["task"])
+        while True:
+            task_id = f"task_{next(self._task_numbers):03d}"
+            if not self._bench._store.invocation_dir(f"{parent_id}.{task_id}").exists():
+                break
+        inv = self._bench._new_invocation("chat", f"{parent_id}.{task_id}", profile=spec.profile,
+                                          return_mode=TASK_RETURN)
+        title = str(brief.get("title") or brief["objective"].strip().splitlines()[0][:80])
+        task = _Task(task_id, spec, parent_id, title, brief, inv)
+        self._tasks[task_id] = task
+        self._by_invocation[inv.id] = task
+        return task
+
+    async def await_tasks(self, parent_id: str, task_ids: Sequence[str] | None, mode: str,
+                          timeout_ms: int) -> dict[str, Any]:
+        mine = {t.id.casefold(): t for t in self._tasks.values() if t.parent_id == parent_id}
+        if task_ids is not None:
+            unknown = [i for i in task_ids if i.casefold() not in mine]
+            if unknown:
+                raise ToolError("agent.task_unknown", f"Not your tasks: {', '.join(unknown)}. Yours: "
+                                f"{', '.join(t.id for t in mine.values()) or 'none'}.")
+            chosen = list({mine[i.casefold()].id: mine[i.casefold()] for i in task_ids}.values())
+        else:
+            chosen = [t for t in mine.values() if t.status in ACTIVE or t.id not in self._reported]
+        timeout = clamp_timeout_ms(timeout_ms) / 1000
+        running = [t.runner for t in chosen if t.status in ACTIVE and t.runner is not None]
+        picked: list[_Task] = []
+        if mode == "allCompleted":
+            if running:
+                await asyncio.wait(running, timeout=timeout)
+            picked = [] if any(t.status in ACTIVE for t in chosen) else chosen
+        elif mode == "nextCompleted":
+            ids = [t.id for t in chosen]
+            order = [i for i in self._done_order if i in ids]
+            next_id = pick_next(order, self._reported)
+            if next_id is None and running:
+                await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                order = [i for i in self._done_order if i in ids]
+                next_id = pick_next(order, self._reported)
+            if next_id is None and order and not running:
+                next_id = order[0]  # everything asked for was reported already: report it again
+            picked = [self._tasks[next_id]] if next_id else []
+        timed_out = mode != "statusOnly" and not picked and any(t.status in ACTIVE for t in chosen)
+        self._reported.update(t.id for t in picked)
+        return {"mode": mode, "timedOut": timed_out, "completed": [t.view() for t in picked],
+                "statuses": [{"taskId": t.id, "agentId": t.agent.id, "status": t.status} for t in chosen],
+                "messages": self._unread_mail(parent_id)}
+
+    async def handoff(self, parent_id: str, agent_id: str, brief: Mapping[str, Any],
+                      policy: str | None) -> dict[str, Any]:
+        if agent_id not in self._agents:
+            raise ToolError("agent.unknown_agent", f"No agent `{agent_id}`; hand off to one of: "
+                            f"{', '.join(self._agents)}.")
+        if not str(brief.get("objective", "")).strip():
+            raise ToolError("tool.invalid_arguments", "`handoff.objective` is blank.")
+        pending = [t for t in self._active() if t.parent_id == parent_id]
+        if pending and policy == "denyIfPending":
+            raise ToolError("agent.handoff_pending_tasks", f"Unfinished tasks: {', '.join(t.id for t in pending)}. "
+                            "Await them first, or hand off without denyIfPending to cancel them.")
+        await self._cancel(pending)
+        spec = self._agents[agent_id]
+        while True:
+            handoff_id = f"handoff_{next(self._handoff_numbers):03d}"
+            if not self._bench._store.invocation_dir(f"{parent_id}.{handoff_id}").exists():
+                break
+        inv = self._bench._new_invocation("chat", f"{parent_id}.{handoff_id}", profile=spec.profile)
+        record = {"handoffId": handoff_id, "fromInvocation": parent_id, "agentId": agent_id,
+                  "invocationId": inv.id, "handoff": dict(brief), "cancelledTasks": [t.id for t in pending],
+                  "brief": _handoff_text(spec, brief)}
+        self._handoffs.append(record)
+        return record
+
+    async def task_returned(self, child_id: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+        task = self._by_invocation.get(child_id)
+        if task is None:
+            raise ToolError("agent.task_unknown", "task_return ends a delegated task; this invocation is not one.")
+        if task.result is not None or task.status not in ACTIVE:
+            raise ToolError("agent.tool_after_finish", f"Task `{task.id}` has returned already.")
+        task.result = dict(payload)
+        return {"taskId": task.id, "status": task.result.get("status", "completed")}
+
+    async def send(self, sender_id: str, to: str | None, message: str, channel: str | None) -> dict[str, Any]:
+        sender = self._by_invocation.get(sender_id)
+        parent_id = sender.parent_id if sender else sender_id
+        roster = [t.id for t in self._tasks.values() if t.parent_id == parent_id and t is not sender]
+        route = route_message(to, channel, has_parent=sender is not None, roster=roster)
+        sent = {"seq": next(self._message_numbers), "from": sender.id if sender else PARENT,
+                "to": list(route.recipients), "channel": route.channel, "message": message}
+        for name in route.recipients:
+            if name == PARENT:
+                self._mail.setdefault(parent_id, []).append(sent)
+            else:
+                self._tasks[name].inbox.append(sent)
+        return sent
+
+    def _unread_mail(self, parent_id: str) -> list[dict[str, Any]]:
+        mail = self._mail.get(parent_id, [])
+        start = self._mail_read.get(parent_id, 0)
+        self._mail_read[parent_id] = len(mail)
+        return mail[start:]
+
+    # the child loop -----------------------------------------------------------------------
+    async def _drive(self, task: _Task) -> None:
+        """Ask the model, run its calls in the child, until task_return, a failure or the round limit."""
+        inv = task.invocation
+        model = task.agent.model or self.model
+        limit = task.agent.max_rounds or self.max_rounds
+        tools = inv.snapshot.render("openai")
+        task.messages = _opening(task)
+        task.status = "running"
+        try:
+            for _ in range(limit):
+                task.messages += _deliver(task)
+                task.rounds += 1
+                try:
+                    calls, text = _read_reply(await _ask(model, list(task.messages), tools))
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    return self._settle(task, "failed", "agent.child_model_failed", f"{type(exc).__name__}: {exc}")
+                if not calls:
+                    task.messages += [{"role": "assistant", "content": text}, {"role": "user", "content": DENIED}]
+                    continue
+                results = await inv.aturn(calls)
+                task.messages += _round_messages(inv.records[-len(results):])
+                if task.result is not None:
+                    return self._settle(task, str(task.result.get("status", "completed")))
+            self._settle(task, "failed", "agent.child_round_limit",
+                         f"The child used its {limit} rounds without calling task_return.")
+        except asyncio.CancelledError:
+            self._settle(task, "cancelled", "agent.task_cancelled", "The task was cancelled before it returned.")
+        except Exception as exc:  # a storage failure or misuse inside the child's invocation
+            self._settle(task, "failed", "tool.internal_error", f"{type(exc).__name__}: {exc}")
+
+    def _settle(self, task: _Task, status: str, code: str | None = None, message: str = "") -> None:
+        task.status = status
+        if code is not None:
+            task.error = {"code": code, "message": message}
+        self._done_order.append(task.id)
+
+    async def _cancel(self, tasks: Sequence[_Task]) -> None:
+        runners = [t.runner for t in tasks if t.runner is not None and not t.runner.done()]
+        for r in runners:
+            r.cancel()
+        if runners:
+            await asyncio.wait(runners)
+
+    def close(self) -> None:
+        """Cancel every unfinished child (the bench is closing)."""
+        active = self._active()
+        if active:
+            self._bench._loop.run(self._cancel(active))
+
+
+async def _ask(model: Model | None, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    if model is None:
+        raise ToolbenchError("agent.model_missing", "no model: set bench.agents.model")
+    call = getattr(model, "__call__", model)  # noqa: B004 - an instance with an async __call__ counts too
+    if inspect.iscoroutinefunction(model) or inspect.iscoroutinefunction(call):
+        return await model(messages, tools)
+    reply = await asyncio.to_thread(model, messages, tools)
+    return await reply if inspect.isawaitable(reply) else reply
+
+
+def _read_reply(reply: Any) -> tuple[list[tuple[Any, ...]], str]:
+    """(calls, text) from what a model answered; TypeError for anything else."""
+    if isinstance(reply, str):
+        return [], reply
+    if isinstance(reply, Mapping):  # an OpenAI Chat Completions response body
+        decoded = decode_calls("openai", reply)
+        if decoded:
+            return [(c.call_name, c.arguments, c.call_id) for c in decoded], ""
+        message = reply["choices"][0].get("message") or {}
+        return [], str(message.get("content") or "")
+    if isinstance(reply, (list, tuple)):
+        calls = []
+        for call in reply:
+            if not isinstance(call, (tuple, list)) or not 2 <= len(call) <= 3 or not isinstance(call[0], str):
+                raise TypeError(f"a call must be (call_name, arguments[, call_id]), not {call!r}")
+            calls.append(tuple(call))
+        return calls, ""
+    raise TypeError(f"the model answered {type(reply).__name__}; answer calls, a text or a response body")
+
+
+def _opening(task: _Task) -> list[dict[str, Any]]:
+    spec, brief = task.agent, task.task
+    names = task.invocation.snapshot.call_names
+    reach = (" Use `agent_send_message` to reach `parent` or the other tasks." if "agent_send_message" in names else "")
+    system = (f"You are the agent `{spec.id}`: {spec.description}\nYou work on one task (`{task.id}`) delegated "
+              "to you by another agent, with your own tools and call budget. When you are done, call `task_return` "
+              "with a summary (status `failed` if you could not do it): that ends the task and must be the last "
+              f"call of its round. A text answer does not end the task.{reach}")
+    user = f"# {task.title}\n\n{brief['objective']}"
+    for key, label in (("context", "Context"), ("expectedOutput", "Expected output")):
+        if brief.get(key):
+            user += f"\n\n## {label}\n\n{json.dumps(brief[key], ensure_ascii=False, indent=2)}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _deliver(task: _Task) -> list[dict[str, Any]]:
+    mail, task.inbox = task.inbox, []
+    return [{"role": "user", "content": f"Message from `{m['from']}` ({m['channel']}):\n\n{m['message']}"}
+            for m in mail]
+
+
+def _round_messages(records: Sequence[Any]) -> list[dict[str, Any]]:
+    exchanges = [Exchange(call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
+                          result=ResultView(content=r.result.content, is_error=r.result.is_error))
+                 for r in records]
+    return encode_history("openai", [exchanges])
+
+
+def _handoff_text(spec: AgentSpec, brief: Mapping[str, Any]) -> str:
+    lines = [f"# Handoff to `{spec.id}`: {brief.get('title') or 'continue the job'}", "", str(brief["objective"])]
+    for key, label in (("reason", "Reason"), ("contextSummary", "Context")):
+        if brief.get(key):
+            lines += ["", f"## {label}", "", str(brief[key])]
+    for key, label in (("workspaceRefs", "Workspace files"), ("mustPreserve", "Must preserve"),
+                       ("completionCriteria", "Done when")):
+        if brief.get(key):
+            lines += ["", f"## {label}", ""] + [f"- {item}" for item in brief[key]]
+    return "\n".join(lines)

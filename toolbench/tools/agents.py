@@ -1,0 +1,226 @@
+"""Sub-agent tools: `agent.delegate`, `agent.await`, `agent.handoff`, `agent.send_message`, and
+`task.return` (injected into delegated children only; a profile cannot select it).
+
+The schemas follow tauritavern reference §8 (send_message follows LiveAgent §8). The handlers
+are thin: they reach the bench's agents service through `ctx.agents` and turn what it answers
+into the text the model reads. Every tool here is chat-only (reference §3.3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from ..core.agents import AWAIT_MODES, CHANNELS, DEFAULT_AWAIT_MS, MAX_AWAIT_MS, MAX_CHILDREN, delegate_entries
+from ..core.descriptors import ToolDescriptor
+from ..core.errors import ToolError
+from ..core.ids import ToolId
+from .base import BuiltinTool, ToolContext, ToolOutput
+
+
+class AgentsPort(Protocol):
+    """What these tools need from the runtime (`toolbench.runtime.agents.AgentsService`)."""
+
+    async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
+    async def await_tasks(self, parent_id: str, task_ids: Sequence[str] | None, mode: str,
+                          timeout_ms: int) -> dict[str, Any]: ...
+    async def handoff(self, parent_id: str, agent_id: str, brief: Mapping[str, Any],
+                      policy: str | None) -> dict[str, Any]: ...
+    async def task_returned(self, child_id: str, payload: Mapping[str, Any]) -> dict[str, Any]: ...
+    async def send(self, sender_id: str, to: str | None, message: str, channel: str | None) -> dict[str, Any]: ...
+
+
+_STR = {"type": "string"}
+_STRS = {"type": "array", "items": {"type": "string"}}
+_TASK = {
+    "type": "object",
+    "properties": {
+        "objective": {"type": "string", "minLength": 1, "description": "What the agent must do, in full."},
+        "title": {"type": "string", "description": "A short name for the task."},
+        "context": {"type": "object", "description": "Facts the agent needs (it sees nothing else of yours)."},
+        "expectedOutput": {"type": "object", "description": "The shape of the answer you want back."},
+    },
+    "required": ["objective"],
+    "additionalProperties": False,
+}
+_AGENT_ID = {"type": "string", "minLength": 1, "description": "The agent to run, from the agent directory."}
+
+DELEGATE = ToolDescriptor(
+    id=ToolId.builtin("agent.delegate"),
+    description=(
+        "Start a sub-agent on a task; it runs in the background with its own tools and budget and returns "
+        "a summary. Give `agentId` and `task`, or `tasks` (a list of {agentId, task}) to start several at "
+        f"once: a batch is checked as a whole and nothing starts if any entry is wrong. At most {MAX_CHILDREN} "
+        "sub-agents run at once. Collect results with agent_await."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "agentId": _AGENT_ID,
+            "task": _TASK,
+            "tasks": {"type": "array", "minItems": 1, "maxItems": MAX_CHILDREN, "items": {
+                "type": "object", "properties": {"agentId": _AGENT_ID, "task": _TASK},
+                "required": ["agentId", "task"], "additionalProperties": False}},
+        },
+        "additionalProperties": False,
+    },
+    scenes=frozenset({"chat"}),
+)
+
+AWAIT = ToolDescriptor(
+    id=ToolId.builtin("agent.await"),
+    description=(
+        "Wait for delegated tasks. `mode` nextCompleted (default) returns the next task to finish, "
+        "allCompleted waits for all of them, statusOnly answers at once with every status. `taskIds` "
+        f"limits it to those tasks (default: yours that are unfinished or unreported). `timeoutMs` "
+        f"defaults to {DEFAULT_AWAIT_MS} (at most {MAX_AWAIT_MS}). Messages sent to you are delivered here too."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "taskIds": _STRS,
+            "mode": {"type": "string", "enum": list(AWAIT_MODES)},
+            "timeoutMs": {"type": "integer", "minimum": 0, "maximum": MAX_AWAIT_MS},
+        },
+        "additionalProperties": False,
+    },
+    scenes=frozenset({"chat"}),
+    read_only=True,
+)
+
+HANDOFF = ToolDescriptor(
+    id=ToolId.builtin("agent.handoff"),
+    description=(
+        "Hand the rest of this job to another agent and end your own turn: it starts fresh with the "
+        "brief you give (it sees nothing else). This must be the last call of its round. Unfinished "
+        "sub-agent tasks are cancelled, unless `pendingTaskPolicy` is denyIfPending, which refuses instead."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "agentId": _AGENT_ID,
+            "handoff": {
+                "type": "object",
+                "properties": {
+                    "objective": {"type": "string", "minLength": 1},
+                    "title": _STR, "reason": _STR, "contextSummary": _STR,
+                    "workspaceRefs": _STRS, "mustPreserve": _STRS, "completionCriteria": _STRS,
+                },
+                "required": ["objective"],
+                "additionalProperties": False,
+            },
+            "pendingTaskPolicy": {"type": "string", "enum": ["denyIfPending"]},
+        },
+        "required": ["agentId", "handoff"],
+        "additionalProperties": False,
+    },
+    scenes=frozenset({"chat"}),
+    completes_round=True,
+)
+
+SEND_MESSAGE = ToolDescriptor(
+    id=ToolId.builtin("agent.send_message"),
+    description=(
+        "Send a short Markdown message to `parent`, to a sibling or child task id, or to `*` (everyone you "
+        "can reach). `channel`: direct (default for one recipient), shared (broadcast; `to` may be "
+        "omitted), decision or question. It is delivered at the recipient's next turn."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "to": {"type": "string", "description": "`parent`, a task id, or `*`."},
+            "message": {"type": "string", "minLength": 1},
+            "channel": {"type": "string", "enum": list(CHANNELS)},
+        },
+        "required": ["message"],
+        "additionalProperties": False,
+    },
+    scenes=frozenset({"chat"}),
+)
+
+TASK_RETURN = ToolDescriptor(
+    id=ToolId.builtin("task.return"),
+    description=(
+        "Return your result to the agent that delegated this task; this ends the task, so call it last, "
+        "alone. `summary` is what the caller reads; set `status` failed when you could not do it."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "minLength": 1},
+            "status": {"type": "string", "enum": ["completed", "failed"]},
+            "confidence": {"type": "string", "enum": ["low", "medium", "high"]},
+            "artifacts": {"type": "array", "items": {
+                "type": "object", "properties": {"path": _STR, "kind": _STR, "role": _STR},
+                "required": ["path", "kind", "role"], "additionalProperties": False}},
+            "findings": {"type": "array", "items": {"type": "object"}},
+            "warnings": _STRS,
+            "suggestedNextActions": _STRS,
+            "questionsForCaller": _STRS,
+        },
+        "required": ["summary"],
+        "additionalProperties": False,
+    },
+    scenes=frozenset({"chat"}),
+    completes_round=True,
+)
+
+
+def _port(ctx: ToolContext) -> AgentsPort:
+    if ctx.agents is None:
+        raise ToolError("agent.unavailable", "Sub-agents are not available here.")
+    port: AgentsPort = ctx.agents
+    return port
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+async def delegate(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    started = await _port(ctx).delegate(ctx.invocation_id, delegate_entries(args))
+    lines = [f"- `{t['taskId']}` ({t['agentId']}): {t['title']}" for t in started]
+    content = (f"Started {len(started)} task{'s' if len(started) != 1 else ''}:\n" + "\n".join(lines)
+               + "\nCall agent_await to collect the results.")
+    return ToolOutput(content=content, structured={"tasks": started})
+
+
+async def await_(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    answer = await _port(ctx).await_tasks(ctx.invocation_id, args.get("taskIds"), args.get("mode", "nextCompleted"),
+                                          args.get("timeoutMs", DEFAULT_AWAIT_MS))
+    if answer["timedOut"]:
+        raise ToolError("agent.await_timeout",
+                        "No task finished in time; the tasks are still running. Statuses:\n" + _json(answer),
+                        structured=answer)
+    return ToolOutput(content=_json(answer), structured=answer)
+
+
+async def handoff(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    record = await _port(ctx).handoff(ctx.invocation_id, args["agentId"], args["handoff"],
+                                      args.get("pendingTaskPolicy"))
+    cancelled = record["cancelledTasks"]
+    content = (f"Handed off to `{record['agentId']}` (invocation `{record['invocationId']}`). Your part is done."
+               + (f" Cancelled unfinished tasks: {', '.join(cancelled)}." if cancelled else ""))
+    return ToolOutput(content=content, structured=record)
+
+
+async def send_message(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    sent = await _port(ctx).send(ctx.invocation_id, args.get("to"), args["message"], args.get("channel"))
+    to = ", ".join(f"`{r}`" for r in sent["to"])
+    return ToolOutput(content=f"Sent on channel {sent['channel']} to {to}.", structured=sent)
+
+
+async def task_return(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    record = await _port(ctx).task_returned(ctx.invocation_id, args)
+    return ToolOutput(content=f"Returned to the caller ({record['status']}). Your task is over.", structured=record)
+
+
+TOOLS = (
+    BuiltinTool(DELEGATE, delegate),
+    BuiltinTool(AWAIT, await_),
+    BuiltinTool(HANDOFF, handoff),
+    BuiltinTool(SEND_MESSAGE, send_message),
+)
+# Not in the catalog: prepare(..., return_mode=TASK_RETURN) appends it to delegated children.
+INJECTED = (BuiltinTool(TASK_RETURN, task_return),)
