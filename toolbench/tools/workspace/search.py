@@ -1,16 +1,19 @@
 """`workspace.search_files`: find text (plain or regex) in workspace files, with context lines.
 
-Files are read one at a time as bytes; a file is decoded only when a cheap byte-level test
-says it may match (a substring test for plain text, a bytes regex for ASCII case-insensitive
-text). Binaries (NUL in the first 8 KiB) and files over the size limit are skipped. The scan
-stops as soon as one match more than `limit` is found, so `hasMore` costs nothing extra.
+Files are read one at a time as bytes (`os.read`). `search_plan` says how to scan them: a file
+holding none of the pattern's required literals is skipped undecoded; when no match can span
+lines, only the lines holding one are decoded and checked; a pure-ASCII file is searched with
+a bytes regex; anything else decodes the file and runs the str regex over it. All of these
+find the same lines. Binaries (NUL in the first 8 KiB) and files over the size limit are
+skipped. The scan stops as soon as one match more than `limit` is found, so `hasMore` costs
+nothing extra.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import pathspec
@@ -21,6 +24,7 @@ from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .files import split_lines
 from .paths import Workspace
+from .search_plan import Plan, make_plan
 from .walk import walk
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
@@ -55,27 +59,6 @@ DESCRIPTOR = ToolDescriptor(
 )
 
 
-def _matchers(query: str, regex: bool, case_sensitive: bool) -> tuple[re.Pattern[str], Callable[[bytes], Any] | None]:
-    flags = re.MULTILINE | (0 if case_sensitive else re.IGNORECASE)
-    if regex:
-        try:
-            return re.compile(query, flags), None
-        except re.error as exc:
-            raise ToolError("workspace.regex_invalid",
-                            f"`query` is not a valid regular expression ({exc}); fix it, or search plain text "
-                            "with `regex: false`.", structured={"query": query}) from exc
-    pattern = re.compile(re.escape(query), flags)
-    if case_sensitive:
-        needle = query.encode("utf-8")
-        return pattern, lambda data: needle in data
-    if query.isascii():
-        # bytes.lower() folds ASCII only, which is exactly what an ASCII query needs; it runs
-        # at memory speed, far faster than an IGNORECASE regex over the bytes.
-        lowered = query.lower().encode("ascii")
-        return pattern, lambda data: lowered in data.lower()
-    return pattern, None
-
-
 def _clip(line: str) -> str:
     line = line.rstrip("\r")
     return line if len(line) <= PREVIEW_CHARS else line[:PREVIEW_CHARS] + "..."
@@ -88,7 +71,12 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         raise ToolError("tool.invalid_arguments", "`query` is empty; give the text to search for.")
     regex, case_sensitive = args.get("regex", False), args.get("case_sensitive", False)
     limit, context = args.get("limit", DEFAULT_LIMIT), args.get("context_lines", DEFAULT_CONTEXT)
-    pattern, prefilter = _matchers(query, regex, case_sensitive)
+    try:
+        plan = make_plan(query, regex, case_sensitive)
+    except re.error as exc:
+        raise ToolError("workspace.regex_invalid",
+                        f"`query` is not a valid regular expression ({exc}); fix it, or search plain text "
+                        "with `regex: false`.", structured={"query": query}) from exc
     res = ws.existing(args.get("path", ""))
     glob = args.get("glob")
     if res.real.is_dir():
@@ -99,7 +87,7 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
             except (ValueError, TypeError) as exc:
                 raise ToolError("workspace.glob_invalid", f"`glob` {glob!r} is not a valid pattern: {exc}.") from exc
         prefix = len(res.rel) + 1 if res.rel else 0
-        targets = ((e.rel, e.path) for e in walk(ws, res) if e.kind == "file"
+        targets: Iterator[tuple[str, str]] = ((e.rel, e.path) for e in walk(ws, res) if e.kind == "file"
                    and (spec is None or spec.match_file(e.rel[prefix:])))
     else:
         targets = iter([(res.rel, str(res.real))])  # a single-file target ignores `glob`
@@ -108,46 +96,106 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     found = scanned = skipped = 0
     has_more = False
     for rel, host in targets:
-        try:
-            with open(host, "rb") as f:
-                # read() sizes its buffer from fstat; read(n) would allocate n bytes for every file.
-                if os.fstat(f.fileno()).st_size > max_bytes:
-                    skipped += 1
-                    continue
-                data = f.read()
-        except OSError:
+        data = _read(host, max_bytes)
+        if data is None:
             skipped += 1
             continue
         scanned += 1
-        if b"\x00" in data[:8192]:
+        if data.find(b"\x00", 0, 8192) >= 0:
             skipped += 1
             continue
-        if prefilter is not None and not prefilter(data):
-            continue
-        text = data.decode("utf-8", "replace")
-        matched: list[int] = []
-        pos, line_no, counted_to = 0, 0, 0
-        while pos <= len(text):
-            m = pattern.search(text, pos)
-            if m is None:
-                break
-            line_no += text.count("\n", counted_to, m.start())
-            counted_to = m.start()
-            if found >= limit:
-                has_more = True
-                break
-            matched.append(line_no)
-            found += 1
-            nl = text.find("\n", m.start())
-            if nl < 0:
-                break
-            line_no += text.count("\n", counted_to, nl + 1)
-            pos = counted_to = nl + 1
+        matched, has_more = _scan(plan, data, limit - found)
         if matched:
-            hits.append((rel, split_lines(text), matched))
+            found += len(matched)
+            hits.append((rel, split_lines(data.decode("utf-8", "replace")), matched))
         if has_more:
             break
     return _render(query, res.display, regex, case_sensitive, hits, found, has_more, context, scanned, skipped)
+
+
+def _read(host: str, max_bytes: int) -> bytes | None:
+    """The file's bytes; None when it cannot be read or is over `max_bytes`.
+
+    os.open/os.read: io.open's buffered file object costs more than reading a small file."""
+    try:
+        fd = os.open(host, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size > max_bytes:
+            return None
+        data = os.read(fd, size + 1)
+        if len(data) > size:  # the file grew since fstat: read the rest, as f.read() would
+            parts = [data]
+            while chunk := os.read(fd, 1 << 20):
+                parts.append(chunk)
+            data = b"".join(parts)
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _scan(plan: Plan, data: bytes, room: int) -> tuple[list[int], bool]:
+    """The 0-based lines of `data` that match (at most `room`), and whether one more matches."""
+    if plan.needles and plan.needle_test_valid(data):
+        hay = data.lower() if plan.fold else data
+        if not any(n in hay for n in plan.needles):
+            return [], False
+        # Per-line checks pay off while candidate lines are few; dense ones go to one regex pass.
+        if plan.line_local and (plan.literal_only or sum(hay.count(n) for n in plan.needles) <= _MAX_CANDIDATES):
+            return _scan_lines(plan, data, hay, room)
+    if plan.bytes_ok(data):
+        return _scan_text(plan.bytes_pattern, data, b"\n", room)  # type: ignore[arg-type]
+    return _scan_text(plan.pattern, data.decode("utf-8", "replace"), "\n", room)
+
+
+_MAX_CANDIDATES = 64
+
+
+def _scan_text(pattern: re.Pattern[Any], text: Any, nl: Any, room: int) -> tuple[list[int], bool]:
+    """Run the regex over the whole text; each line counts once, the next search starts on the next line."""
+    matched: list[int] = []
+    pos, line_no, counted_to = 0, 0, 0
+    while pos <= len(text):
+        m = pattern.search(text, pos)
+        if m is None:
+            break
+        line_no += text.count(nl, counted_to, m.start())
+        counted_to = m.start()
+        if len(matched) >= room:
+            return matched, True
+        matched.append(line_no)
+        end = text.find(nl, m.start())
+        if end < 0:
+            break
+        line_no += text.count(nl, counted_to, end + 1)
+        pos = counted_to = end + 1
+    return matched, False
+
+
+def _scan_lines(plan: Plan, data: bytes, hay: bytes, room: int) -> tuple[list[int], bool]:
+    """Check only the lines holding a needle (the plan says no match spans lines)."""
+    matched: list[int] = []
+    line_no, counted_to, pos = 0, 0, 0
+    needles = plan.needles
+    while True:
+        at = min((i for i in (hay.find(n, pos) for n in needles) if i >= 0), default=-1)
+        if at < 0:
+            return matched, False
+        start = hay.rfind(b"\n", 0, at) + 1
+        end = hay.find(b"\n", at)
+        if end < 0:
+            end = len(hay)
+        if plan.literal_only or plan.pattern.search(data[start:end].decode("utf-8", "replace")):
+            line_no += hay.count(b"\n", counted_to, start)
+            counted_to = start
+            if len(matched) >= room:
+                return matched, True
+            matched.append(line_no)
+        pos = end + 1
 
 
 def _render(query: str, where: str, regex: bool, case_sensitive: bool, hits: list[tuple[str, list[str], list[int]]],
