@@ -417,3 +417,23 @@ def test_cancelling_a_turn_records_the_cancelled_call_and_stops_the_turn(bench):
     assert ran == ["slow"]
     assert [(r.call_name, r.result.error_code) for r in inv.records] == [("slow", "tool.cancelled")]
     assert not inv.call("after", {}).is_error  # the invocation itself goes on
+
+
+def test_an_invocation_keeps_the_profile_it_was_made_with(tmp_path) -> None:
+    from toolbench import Profile, Workbench
+
+    with Workbench(tmp_path / "ws", seed=1) as bench:
+        inv = bench.invocation("chat", id="inv_frozen")
+        bench.profile = Profile.default().edit(
+            workspace={"visible_roots": ["work", "output", "tool-results"], "writable_roots": ["output"]},
+            shell={"max_stdout_chars": 5},
+        )
+        written = inv.call("workspace_write_file", {"path": "work/new.md", "content": "x"})
+        assert not written.is_error
+        assert inv.call("workspace_shell", {"command": "echo hello world"}).content == "Exit code: 0\nhello world\n"
+        later = bench.invocation("chat", id="inv_later")
+        assert later.call("workspace_write_file", {"path": "work/b.md", "content": "x"}).error_code == (
+            "workspace.path_not_writable")
+    with Workbench(tmp_path / "ws") as bench:
+        reopened = bench.open_invocation("inv_frozen")
+        assert reopened.profile.workspace.writable_roots == inv.profile.workspace.writable_roots

@@ -21,10 +21,12 @@ from ..core.errors import OutcomeUnknown, ToolbenchError, ToolError
 from ..core.fileio import write_atomic
 from ..core.gate import GateState, charge
 from ..core.ids import ToolId
+from ..core.profile import Profile
 from ..core.results import ToolResult, call_file_stem, error_result, project
 from ..core.snapshot import Binding, Snapshot
 from ..tools.base import ToolOutput
-from .records import SNAPSHOT_NAME, CallRecord, RunLog, read_log
+from ..tools.workspace.publish import CANDIDATE_KEY, OUTPUT_KEY, PublishedOutput, settle_round
+from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log
 from .store import args_path, audit_path, dumps
 
 if TYPE_CHECKING:
@@ -52,9 +54,11 @@ class Invocation:
     """Calls against one frozen snapshot. Make one with `bench.invocation(scene)`."""
 
     def __init__(self, bench: Workbench, snapshot: Snapshot, *, records: Sequence[CallRecord] = (),
-                 gate: GateState | None = None, blocked: str | None = None) -> None:
+                 gate: GateState | None = None, blocked: str | None = None, profile: Profile | None = None) -> None:
         self._bench = bench
         self.snapshot = snapshot
+        # Frozen with the snapshot: editing the bench's profile later changes the next invocation only.
+        self.profile = profile or bench.profile
         self._gate = gate or GateState()
         self._records: list[CallRecord] = list(records)
         self._round = max((r.round for r in records), default=0)
@@ -68,6 +72,8 @@ class Invocation:
         self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
         self._bindings = {b.call_name: b for b in snapshot.bindings}
         self._signatures: dict[tuple[int, str], str] = {}  # provider metadata of calls from respond()
+        self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
+        self._logged_output: Any = None  # the published output last written to the run log
 
     @property
     def id(self) -> str:
@@ -75,6 +81,7 @@ class Invocation:
 
     # persistence --------------------------------------------------------------------------
     def _save_snapshot(self) -> None:
+        write_atomic(self._dir / PROFILE_NAME, self.profile.to_json_text(), durable=False)
         write_atomic(self._dir / SNAPSHOT_NAME, dumps(self.snapshot.to_json()), durable=False)
 
     @classmethod
@@ -87,15 +94,34 @@ class Invocation:
 
         snapshot = Snapshot.from_json(json.loads(path.read_text(encoding="utf-8")))
         entries = read_log(directory)
-        records = [CallRecord.from_json(e["record"]) for e in entries]
-        gate = GateState.from_json(entries[-1]["gate"]) if entries else GateState()
-        blocked = next((e["blocked"] for e in reversed(entries) if e.get("blocked")), None)
-        return cls(bench, snapshot, records=records, gate=gate, blocked=blocked)
+        calls = [e for e in entries if "record" in e]  # the others hold the published output
+        records = [CallRecord.from_json(e["record"]) for e in calls]
+        gate = GateState.from_json(calls[-1]["gate"]) if calls else GateState()
+        blocked = next((e["blocked"] for e in reversed(calls) if e.get("blocked")), None)
+        profile_path = directory / PROFILE_NAME
+        profile = Profile.load(profile_path) if profile_path.exists() else None
+        inv = cls(bench, snapshot, records=records, gate=gate, blocked=blocked, profile=profile)
+        output = next((e["output"] for e in reversed(entries) if e.get("output") is not None), None)
+        if output is not None:
+            inv.state[OUTPUT_KEY] = inv._logged_output = output
+        return inv
 
     # reading ------------------------------------------------------------------------------
     @property
     def records(self) -> list[CallRecord]:
         return list(self._records)
+
+    @property
+    def output(self) -> PublishedOutput | None:
+        """The invocation's published output, or None before anything was published.
+
+        `.text` is the output so far; `.path` and `.sha256` name the file published last;
+        `.source` is `"commit"` (an explicit `workspace.commit`) or `"auto"` (chat scene: at the
+        end of a round without an explicit commit, the text file a successful shell changed last
+        is published); `.mode`, `.round`, `.call_id`, `.reason` say which call and how. Kept in
+        the run log, so a reopened invocation has it too."""
+        data = self.state.get(OUTPUT_KEY)
+        return None if data is None else PublishedOutput.from_json(data)
 
     @property
     def todos(self) -> list[dict[str, Any]]:
@@ -145,23 +171,61 @@ class Invocation:
     # calling ------------------------------------------------------------------------------
     def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
         """Run one call as its own round."""
-        step = self._begin(self._next_round(), call_name, arguments, call_id, last=True)
-        return self._run(step)
+        round_no = self._next_round()
+        try:
+            return self._run(self._begin(round_no, call_name, arguments, call_id, last=True))
+        finally:
+            self._end_round(round_no)
 
     async def acall(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
-        step = self._begin(self._next_round(), call_name, arguments, call_id, last=True)
-        return await self._arun(step)
+        round_no = self._next_round()
+        try:
+            return await self._arun(self._begin(round_no, call_name, arguments, call_id, last=True))
+        finally:
+            self._end_round(round_no)
 
     def turn(self, calls: Sequence[Call]) -> list[ToolResult]:
         """Run one model round of several calls, in order. Completion tools must come last."""
         round_no = self._next_round()
-        return [self._run(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
-                for i, c in enumerate(calls)]
+        try:
+            return [self._run(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
+                    for i, c in enumerate(calls)]
+        finally:
+            self._end_round(round_no)
 
     async def aturn(self, calls: Sequence[Call]) -> list[ToolResult]:
         round_no = self._next_round()
-        return [await self._arun(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
-                for i, c in enumerate(calls)]
+        try:
+            return [await self._arun(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
+                    for i, c in enumerate(calls)]
+        finally:
+            self._end_round(round_no)
+
+    def cancel(self) -> None:
+        """Cancel the calls running now; safe from any thread (a widget, a signal handler).
+
+        A tool that watches for it stops early and its call ends with a recorded, confirmed
+        result (the shell: `workspace.shell_cancelled`; what it wrote stays written). Tools
+        that do not watch (extension and MCP tools, most builtins) run to the end. The
+        invocation stays open: calls started after this are not affected."""
+        with self._lock:
+            event, self._cancel = self._cancel, asyncio.Event()
+        loop = self._bench._loop
+        if loop.in_loop():
+            event.set()
+        else:  # the event belongs to the bench loop, where async builtins await it
+            loop.loop.call_soon_threadsafe(event.set)
+
+    def _end_round(self, round_no: int) -> None:
+        """Auto-publish (publish.settle_round) and log the published output if it changed."""
+        state = self.state
+        if CANDIDATE_KEY in state:
+            settle_round(state, round_no, publish=self.snapshot.scene == "chat")
+        output = state.get(OUTPUT_KEY)
+        if output is not self._logged_output and output is not None:
+            with self._lock:
+                self._logged_output = output
+                self._bench._store.append_later(self._log, {"output": output})
 
     @staticmethod
     def _unpack(call: Call) -> tuple[str, Any, str | None]:
@@ -277,7 +341,7 @@ class Invocation:
 
     def _finish(self, step: _Step, result: ToolResult) -> ToolResult:
         externalized = False
-        settings = self._bench.profile.tools
+        settings = self.profile.tools
         if step.binding.tool_id.kind != "builtin" or settings.project_builtin_results:
             projected = project(
                 result, limit=settings.external_result_inline_char_limit, invocation_id=self.id,

@@ -19,6 +19,7 @@ from .store import json_text
 
 LOG_NAME = "log.jsonl"
 SNAPSHOT_NAME = "snapshot.json"
+PROFILE_NAME = "profile.json"
 
 
 @dataclass(frozen=True, slots=True)

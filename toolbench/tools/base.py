@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..core.descriptors import ToolDescriptor
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..core.profile import Profile
 
 
@@ -39,6 +41,10 @@ class ToolContext:
     call_id: str
     call_names: MutableMapping[str, str] = field(default_factory=dict)  # ToolId text -> call name
     state: MutableMapping[str, Any] = field(default_factory=dict)
+    agents: Any = None  # the bench's sub-agent service (`toolbench.tools.agents.AgentsPort`)
+    # Set by `inv.cancel()`: an event of the bench loop (where async handlers run). A handler
+    # that can stop early watches it and ends with its own cancelled error; others run to the end.
+    cancel: asyncio.Event | None = None
 
     def call_name_of(self, tool_id: str) -> str | None:
         """The call name the model sees for a tool, if the snapshot offers it (for hints)."""

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+
 from toolbench.tools.workspace.publish import OUTPUT_KEY
 
 
@@ -27,3 +29,50 @@ def test_session_scene_drops_commit_and_finish(bench) -> None:
     names = set(bench.invocation(scene="session").snapshot.call_names)
     assert "workspace_commit" not in names and "workspace_finish" not in names
     assert "workspace_read_file" in names
+
+
+def test_commit_records_how_it_was_published(call) -> None:
+    call.ok("write_file", {"path": "output/main.md", "content": "answer\n"})
+    call.ok("commit", {"reason": "done"})
+    out = call.inv.output
+    assert (out.path, out.text, out.source, out.mode, out.round, out.call_id, out.reason) == (
+        "output/main.md", "answer\n", "commit", "replace", 2, "call_0002", "done")
+    assert out.sha256 == hashlib.sha256(b"answer\n").hexdigest()
+
+
+def test_append_commits_continue_after_a_reopen(call) -> None:
+    call.ok("write_file", {"path": "output/main.md", "content": "part one\n"})
+    call.ok("commit", {})
+    call.bench.flush()
+    again = call.bench.open_invocation(call.inv.id)
+    assert again.output == call.inv.output
+    assert not again.call("workspace_write_file", {"path": "output/extra.md", "content": "part two\n"}).is_error
+    assert not again.call("workspace_commit", {"path": "output/extra.md", "mode": "append"}).is_error
+    assert again.output.text == "part one\npart two\n"
+
+
+# ---- table 9.13 (session) ----
+
+
+def test_session_offers_no_chat_readers_and_no_publishing(bench) -> None:
+    allowed = ["builtin:workspace.read_file", "builtin:workspace.write_file", "builtin:workspace.shell",
+               "builtin:workspace.commit", "builtin:workspace.finish", "builtin:chat.search",
+               "builtin:worldinfo.read_activated"]
+    bench.profile = bench.profile.edit(allow=allowed)
+    names = set(bench.invocation("session").snapshot.call_names)
+    assert names == {"workspace_read_file", "workspace_write_file", "workspace_shell"}
+    assert {"workspace_commit", "workspace_finish"} <= set(bench.invocation("chat").snapshot.call_names)
+
+
+def test_session_tool_results_stay_listed_in_later_runs(bench) -> None:
+    tool_id = bench.register_tool("contract", lambda: "x" * 120, name="long")
+    bench.profile = bench.profile.edit(allow=[*bench.profile.tools.allow, str(tool_id)],
+                                       external_result_inline_char_limit=50)
+    session = bench.invocation("session")
+    result = session.call("long", {})
+    path = result.structured["path"]
+    assert path.startswith(f"tool-results/{session.id}/")
+    later = bench.invocation("session")
+    listing = later.call("workspace_list_files", {"path": f"tool-results/{session.id}"})
+    assert path.rsplit("/", 1)[1] in listing.content
+    assert "x" * 120 in later.call("workspace_read_file", {"path": path}).content

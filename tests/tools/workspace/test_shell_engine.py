@@ -518,3 +518,37 @@ def test_every_shell_code_is_listed() -> None:
 def test_an_outcome_has_an_exit_code_exactly_when_it_exited(status: str, exit_code: int | None) -> None:
     with pytest.raises(ToolbenchError):
         outcome(status, exit_code)
+
+
+# ---- changed files (`watch`) ----
+
+
+def _watched(mounts: list[Mount], command: str, **kwargs: Any) -> ShellOutcome:
+    async def go() -> ShellOutcome:
+        return await run_shell(command, mounts=mounts, settings=ShellSettings(),
+                               watch=lambda name: name.endswith(".md"), **kwargs)
+
+    return asyncio.run(go())
+
+
+def test_watch_lists_the_created_and_modified_watched_files(mounts: list[Mount], ws: Path) -> None:
+    # Their order is by change time; within one command the times may tie, so it is not asserted.
+    (ws / "work" / "same.md").write_text("unchanged\n")
+    (ws / "output" / "edited.md").write_text("old\n")
+    outcome = _watched(mounts, "echo a > /work/a.md; echo j > /work/j.json; echo new >> /output/edited.md")
+    assert sorted(outcome.changed or ()) == ["/output/edited.md", "/work/a.md"]
+
+
+def test_watch_sees_a_rename_and_ignores_read_only_roots(mounts: list[Mount], ws: Path) -> None:
+    (ws / "work" / "old.md").write_text("moved\n")
+    outcome = _watched(mounts, "mv /work/old.md /output/new.md; cat /tool-results/r1.txt")
+    assert outcome.changed == ("/output/new.md",)
+
+
+def test_watch_skips_the_scan_for_a_reading_command(mounts: list[Mount], ws: Path) -> None:
+    outcome = _watched(mounts, "cat /tool-results/r1.txt | wc -l")
+    assert not outcome.may_have_written and outcome.changed == ()
+
+
+def test_without_watch_nothing_is_listed(sh, ws: Path) -> None:
+    assert sh("echo a > /work/a.md").changed == ()

@@ -1,25 +1,106 @@
-"""`workspace.commit` (publish a workspace file as the invocation's output) and `workspace.finish`.
+"""Publishing the invocation's output: `workspace.commit`, `workspace.finish`, and auto-publish.
 
-The published output lives in the invocation state under `workspace.output`:
-`{"path", "mode", "text", "sha256", "reason"}` of the last commit, with `text` the output so
-far (replace sets it to the file's text, append adds the file's text to it). Both tools are
-chat-scene only (the session scene drops them, table 9.13).
+The published output lives in the invocation state under `workspace.output`, a JSON object
+(the runtime copies it into the run log, so it survives a reopen): `path`, `mode`, `text`
+(the output so far: replace sets it to the file's text, append adds the file's text to it),
+`sha256` (of the file just published), `source` (`commit` or `auto`), `round`, `callId`,
+`reason`. `PublishedOutput` is its typed view (`inv.output`). Both tools are chat-scene only
+(the session scene drops them, table 9.13).
+
+Auto-publish, the whole rule (reference §6.3, table 9.10), is here:
+* a successful shell that changed a text file makes the last one it changed the round's
+  candidate (`note_shell_outcome`, read and hashed right then); a failed, timed-out or
+  cancelled shell clears any pending candidate;
+* at the end of each round (`settle_round`, called by the runtime) a chat-scene invocation
+  publishes the candidate (mode replace, source `auto`) unless that round committed
+  explicitly; the candidate never outlives its round.
+"Text file" [I]: a UTF-8 file named `*.md`, `*.markdown` or `*.txt` (any case). Upstream's
+shell test publishes `output/Moved.MD` though the same command wrote `state.json` after it, so
+data files such as JSON are not candidates.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Final
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 from ...core.descriptors import ToolDescriptor
+from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .files import decode, read_bytes
 from .paths import Workspace
 
 OUTPUT_KEY: Final = "workspace.output"
+CANDIDATE_KEY: Final = "workspace.auto_publish"
 FINISHED_KEY: Final = "workspace.finished"
 DEFAULT_PATH: Final = "output/main.md"
+TEXT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt"})
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedOutput:
+    """The invocation's published output (`inv.output`).
+
+    `text` is the whole output so far; `path` and `sha256` name the file published last (the
+    sha256 of its bytes); `source` says how: `commit` (an explicit `workspace.commit`) or
+    `auto` (the round's auto-publish of the text file a shell changed last); `round` and
+    `call_id` name the commit call, or the shell call that changed the file."""
+
+    path: str
+    text: str
+    sha256: str
+    source: Literal["commit", "auto"]
+    mode: Literal["replace", "append"]
+    round: int
+    call_id: str
+    reason: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PublishedOutput:
+        return cls(path=data["path"], text=data["text"], sha256=data["sha256"], source=data.get("source", "commit"),
+                   mode=data.get("mode", "replace"), round=int(data.get("round", 0)),
+                   call_id=str(data.get("callId", "")), reason=data.get("reason"))
+
+
+def is_text_name(name: str) -> bool:
+    """Whether a file of this name can be an auto-publish candidate (module doc)."""
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:].lower() in TEXT_SUFFIXES
+
+
+def note_shell_outcome(ctx: ToolContext, ws: Workspace, ok: bool, changed: Sequence[str] | None) -> None:
+    """A shell call's effect on the round's candidate. `changed`: workspace paths, oldest first."""
+    if not ok:
+        ctx.state.pop(CANDIDATE_KEY, None)
+        return
+    for path in reversed(changed or ()):
+        try:
+            res = ws.file(path)
+            data = read_bytes(ws, res)
+            text = decode(res, data)
+        except ToolError:  # gone again, over the size limit, or not UTF-8: not text to publish
+            continue
+        ctx.state[CANDIDATE_KEY] = {"path": res.display, "text": text, "sha256": hashlib.sha256(data).hexdigest(),
+                                    "round": ctx.round, "callId": ctx.call_id}
+        return
+
+
+def settle_round(state: MutableMapping[str, Any], round_no: int, *, publish: bool) -> None:
+    """End of round `round_no`: publish its candidate (if `publish` and no explicit commit in
+    the round), and drop it either way."""
+    candidate = state.get(CANDIDATE_KEY)
+    if candidate is None or candidate["round"] != round_no:
+        return
+    del state[CANDIDATE_KEY]
+    output = state.get(OUTPUT_KEY)
+    if not publish or (output is not None and output.get("source") == "commit" and output.get("round") == round_no):
+        return
+    state[OUTPUT_KEY] = {"path": candidate["path"], "mode": "replace", "text": candidate["text"],
+                         "sha256": candidate["sha256"], "reason": None, "source": "auto", "round": round_no,
+                         "callId": candidate["callId"]}
 
 COMMIT_DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("workspace.commit"),
@@ -62,7 +143,8 @@ def commit(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     previous = ctx.state.get(OUTPUT_KEY)
     output = (previous["text"] if previous and mode == "append" else "") + text
     ctx.state[OUTPUT_KEY] = {"path": res.display, "mode": mode, "text": output,
-                             "sha256": hashlib.sha256(data).hexdigest(), "reason": args.get("reason")}
+                             "sha256": hashlib.sha256(data).hexdigest(), "reason": args.get("reason"),
+                             "source": "commit", "round": ctx.round, "callId": ctx.call_id}
     return ToolOutput(
         content=f"Committed `{res.display}` ({len(text)} characters, {mode}); the output now has {len(output)} "
                 "characters.",

@@ -4,6 +4,9 @@ Mounts follow the profile: each visible root at `/<root>`, writable when the pro
 `tool-results/` and `skills/` always read-only; the runtime folders are not mounted at all.
 After a run that may have written, every read whose file changed on disk is forgotten, so an
 apply_patch or write_file based on an earlier read is refused as stale (table 9.10).
+The invocation's cancel event (`inv.cancel()`) stops a running command: the call ends with
+`workspace.shell_cancelled`, a confirmed result; what it wrote stays. The outcome also feeds
+the auto-publish candidate (`publish.note_shell_outcome`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .files import drop_stale
 from .paths import SKILLS_ROOT, Workspace
+from .publish import is_text_name, note_shell_outcome
 from .shell_engine import SHELL_DESCRIPTION, SHELL_INPUT_SCHEMA, Mount, format_result, parse_shell_args, run_shell
 
 DESCRIPTOR = ToolDescriptor(
@@ -44,10 +48,12 @@ def mounts(ws: Workspace) -> list[Mount]:
 async def shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     command, workdir = parse_shell_args(args)
     ws = Workspace.of(ctx)
-    outcome = await run_shell(command, workdir=workdir, mounts=mounts(ws), settings=ctx.profile.shell)
+    outcome = await run_shell(command, workdir=workdir, mounts=mounts(ws), settings=ctx.profile.shell,
+                              cancel=ctx.cancel, watch=is_text_name)
     if outcome.may_have_written:
         drop_stale(ctx)
     content, structured, code = format_result(outcome)
+    note_shell_outcome(ctx, ws, code is None, [p.lstrip("/") for p in outcome.changed or ()])
     if code is not None:
         raise ToolError(code, content or f"The shell command failed ({outcome.status}).", structured=structured)
     return ToolOutput(content=content, structured=structured)

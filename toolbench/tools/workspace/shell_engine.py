@@ -17,13 +17,22 @@ bashkit keeps no log of writes through a real mount, and its snapshot diff cover
 in-memory filesystem, so the outcome does not list changed paths. `may_have_written` is a cheap
 static judgement instead (bashkit's `analyze`): False only when every command is a known
 reader and every write redirect goes to `/dev/null`, `/dev/stdout` or `/dev/stderr`.
+
+A caller that needs the changed files passes `watch`, a predicate on file names: when the
+command may write, the files of the writable mounts whose names it accepts are stat'ed before
+and after the run (in the worker thread; other names are never stat'ed, and a scan gives up
+past `_MAX_WATCH_ENTRIES` directory entries), and `changed` lists those created or modified,
+oldest change first. Static analysis cannot name the targets (python's `open`, `mv` of a
+folder, globs), so the stat diff over the writable roots is the one reliable source.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
+import os
 import posixpath
 import queue
 import threading
@@ -60,6 +69,7 @@ _DEADLINE_SHARE: Final = 0.98  # a non-zero exit this close to the timeout is th
 _CANCELLED_ERROR: Final = "execution cancelled"
 _TIMEOUT_ERRORS: Final = ("execution timeout", "parser timeout")
 _HARMLESS_SINKS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_MAX_WATCH_ENTRIES: Final = 20_000  # directory entries one `watch` scan visits before giving up
 # Commands that cannot change a file by themselves (options such as `sort -o`, `uniq IN OUT`,
 # `tree -o`, `sed -i` or `xxd IN OUT` rule the others out). Redirects are judged separately.
 _READERS: Final = frozenset(
@@ -98,6 +108,9 @@ class ShellOutcome:
     stderr: str
     output_truncated: bool = False
     may_have_written: bool = True
+    # Watched files the run created or modified (guest paths, oldest change first); None when
+    # unknown (the writable roots hold too many entries to compare). Empty without `watch`.
+    changed: tuple[str, ...] | None = ()
 
     def __post_init__(self) -> None:
         if (self.status == "exited") != (self.exit_code is not None):
@@ -116,12 +129,15 @@ async def run_shell(
     mounts: Sequence[Mount],
     settings: ShellSettings,
     cancel: asyncio.Event | None = None,
+    watch: Callable[[str], bool] | None = None,
 ) -> ShellOutcome:
     """Run `command` in a fresh interpreter with cwd `workdir` over `mounts`.
 
     Model-caused problems come back as outcomes; a misconfigured mount (host path missing or
     not a directory, guest path used twice) raises `ToolbenchError("bench.misuse")`. If the
     caller's task is cancelled, the interpreter is told to stop and `CancelledError` propagates.
+    `cancel` (an event of the running loop) stops the command with a `cancelled` outcome.
+    `watch(name)` selects the files whose changes the outcome lists in `changed` (module doc).
     """
     if not isinstance(command, str) or not isinstance(workdir, str):
         raise ToolbenchError("bench.misuse", "run_shell takes the command and workdir as strings")
@@ -133,7 +149,7 @@ async def run_shell(
     if cancel is not None and cancel.is_set():
         return ShellOutcome("cancelled", None, "", "", may_have_written=False)
 
-    job = _Job(command, guest_path(workdir), mounts, settings)
+    job = _Job(command, guest_path(workdir), mounts, settings, watch)
     loop = asyncio.get_running_loop()
     done: asyncio.Future[ShellOutcome] = loop.create_future()
     done.add_done_callback(_retrieve)  # a late failure after we stopped waiting is not an error
@@ -163,11 +179,13 @@ async def run_shell(
 class _Job:
     """One call's interpreter, built and run in a worker thread; `stop` may come from any thread."""
 
-    def __init__(self, command: str, workdir: str, mounts: tuple[Mount, ...], settings: ShellSettings) -> None:
+    def __init__(self, command: str, workdir: str, mounts: tuple[Mount, ...], settings: ShellSettings,
+                 watch: Callable[[str], bool] | None = None) -> None:
         self.command = command
         self.workdir = workdir
         self.mounts = mounts
         self.settings = settings
+        self.watch = watch
         self.may_have_written = False
         self._lock = threading.Lock()
         self._stopped = False
@@ -197,6 +215,8 @@ class _Job:
             if self._stopped:
                 return ShellOutcome("cancelled", None, "", "", may_have_written=False)
             self._bash = bash
+        watch = self.watch if self.may_have_written else None
+        before = _scan(self.mounts, watch) if watch is not None else None
         started = time.monotonic()
         try:
             result = bash.execute_sync(self.command)
@@ -205,7 +225,11 @@ class _Job:
         elapsed = time.monotonic() - started
         with self._lock:
             stopped = self._stopped
-        return _outcome(result, elapsed, self.settings, stopped, self.may_have_written)
+        outcome = _outcome(result, elapsed, self.settings, stopped, self.may_have_written)
+        if watch is None:
+            return outcome
+        after = _scan(self.mounts, watch) if before is not None else None
+        return dataclasses.replace(outcome, changed=_diff(before, after))
 
 
 def _retrieve(future: asyncio.Future[ShellOutcome]) -> None:
@@ -299,6 +323,49 @@ def _is_directory(bash: Any, path: str) -> bool:
         return bash.stat(path).get("file_type") == "directory"
     except RuntimeError:
         return False
+
+
+_Stat = tuple[int, int, int, int]  # ctime_ns, mtime_ns, size, inode
+
+
+def _scan(mounts: tuple[Mount, ...], watch: Callable[[str], bool]) -> dict[str, _Stat] | None:
+    """Guest path -> stat of each watched regular file in the writable mounts (links not
+    followed); None past `_MAX_WATCH_ENTRIES` entries."""
+    found: dict[str, _Stat] = {}
+    visited = 0
+    for mount in mounts:
+        if not mount.writable:
+            continue
+        stack = [(str(mount.host_path), mount.guest_path)]
+        while stack:
+            host, guest = stack.pop()
+            try:
+                entries = os.scandir(host)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    visited += 1
+                    if visited > _MAX_WATCH_ENTRIES:
+                        return None
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append((entry.path, f"{guest}/{entry.name}"))
+                        elif watch(entry.name) and entry.is_file(follow_symlinks=False):
+                            st = entry.stat(follow_symlinks=False)
+                            found[f"{guest}/{entry.name}"] = (st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_ino)
+                    except OSError:  # removed while we looked
+                        continue
+    return found
+
+
+def _diff(before: dict[str, _Stat] | None, after: dict[str, _Stat] | None) -> tuple[str, ...] | None:
+    """Files created or modified between two scans, oldest change first (ctime covers a
+    rename too; equal times, common within one command, fall back to the path order)."""
+    if before is None or after is None:
+        return None
+    changed = sorted((stat[0], stat[1], path) for path, stat in after.items() if before.get(path) != stat)
+    return tuple(path for _, _, path in changed)
 
 
 def _may_write(bash: Any, command: str) -> bool:
