@@ -233,9 +233,11 @@ def test_session_scene_drops_the_nine_chat_only_builtins(upstream_catalog, upstr
 
 def test_registered_builtins_of_the_session_exclusion_list_are_chat_only(session_excluded):
     """The scene filter reads each descriptor's `scenes`: every implemented builtin of the
-    nine must declare chat only, and every other builtin both scenes."""
+    nine must declare chat only (so does toolbench's own `agent.send_message`, an agent tool
+    like the others), and every other builtin both scenes."""
+    chat_only = {*session_excluded, "agent.send_message"}
     for tool_id, tool in BUILTINS.items():
-        expected = {"chat"} if tool_id.name in session_excluded else {"chat", "session"}
+        expected = {"chat"} if tool_id.name in chat_only else {"chat", "session"}
         assert set(tool.descriptor.scenes) == expected, tool_id
 
 

@@ -10,10 +10,12 @@ from typing import Annotated, Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from .chat_settings import ChatSettings, WorldInfoSettings
 from .descriptors import DescriptionOverride
 from .errors import ToolbenchError
 from .fileio import write_atomic
 from .ids import ToolId
+from .memory_settings import MemorySettings
 from .naming import NamingStyle
 from .shell_settings import ShellSettings
 from .workspace_settings import WorkspaceSettings
@@ -95,6 +97,9 @@ class Profile(Section):
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     workspace: WorkspaceSettings = Field(default_factory=WorkspaceSettings)
     shell: ShellSettings = Field(default_factory=ShellSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
+    worldinfo: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
     @classmethod
     def default(cls) -> Profile:

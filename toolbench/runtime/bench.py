@@ -17,7 +17,11 @@ from ..core.ids import ToolId
 from ..core.profile import Profile
 from ..core.snapshot import Diagnostic, prepare
 from ..tools.base import ToolContext
-from ..tools.registry import BUILTINS, planned_diagnostics
+from ..tools.chat_history import STATE_KEY as CHAT_STATE_KEY
+from ..tools.chat_history import ChatHistory, load_chat
+from ..tools.registry import BUILTINS, INJECTED, planned_diagnostics
+from ..tools.worldinfo_book import STATE_KEY as WORLDINFO_STATE_KEY
+from ..tools.worldinfo_book import WorldInfoBook, load_worldinfo
 from .demo import seed_demo_workspace
 from .extensions import ExtensionTool, make_extension_tool
 from .invocation import Invocation
@@ -26,6 +30,8 @@ from .store import Store
 
 if TYPE_CHECKING:
     from ..mcp import McpManager
+    from ..tools.cron import CronScheduler
+    from .agents import AgentsService
 
 WORKSPACE_DIRS = ("work", "tmp", "output", "tool-results", "skills")
 
@@ -53,15 +59,21 @@ class Workbench:
         self._store = Store(self.workspace)
         self._mcp: McpManager | None = None
         self._invocations: list[Invocation] = []
+        self._agents: AgentsService | None = None
+        self._chat: ChatHistory | None = None
+        self._worldinfo: dict[str, WorldInfoBook] = {}
         self._closed = False
 
     @classmethod
     def demo(cls, workspace: str | Path | None = None, *, seed: int | None = 7) -> Workbench:
-        """The embedded default profile with the demo extension tools registered and allowed."""
+        """The embedded default profile with the demo extension tools registered and allowed, and
+        the sample chat and lorebook loaded (`runtime/demo_chat.py`)."""
         from .demo import register_demo_tools
+        from .demo_chat import load_demo_history
 
         bench = cls(workspace, seed=seed)
         register_demo_tools(bench)
+        load_demo_history(bench)
         return bench
 
     # profile ------------------------------------------------------------------------------
@@ -81,6 +93,9 @@ class Workbench:
         for key in ("allow", "deny"):
             for text in getattr(settings, key):
                 tool_id = ToolId.parse(text)
+                if tool_id in INJECTED:
+                    raise ToolbenchError("agent.profile_unknown_tool", f"`tools.{key}`: `{text}` cannot be "
+                                         "selected; the runtime gives it to delegated children only")
                 if tool_id.kind == "builtin" and tool_id not in known:
                     raise ToolbenchError("agent.profile_unknown_tool",
                                          f"`tools.{key}`: `{text}` is not a builtin tool")
@@ -115,6 +130,39 @@ class Workbench:
 
         return list_skills(self.workspace, self._profile.workspace)
 
+    # the run's chat and world info --------------------------------------------------------
+    def load_chat(self, path: str | Path) -> ChatHistory:
+        """Load the chat history the chat tools read: SillyTavern chat JSONL, or JSONL of
+        `{role, name, content}`. Replaces the loaded chat; invocations created from now on see it."""
+        return self._set_chat(load_chat(path))
+
+    def load_worldinfo(self, path: str | Path, *, name: str | None = None) -> WorldInfoBook:
+        """Load a SillyTavern world-info JSON file as a book named `name` (default: the file's
+        stem; refs are `<name>:<uid>`). A book of the same name is replaced; invocations created
+        from now on see it."""
+        return self._add_worldinfo(load_worldinfo(path, name=name))
+
+    @property
+    def chat(self) -> ChatHistory | None:
+        return self._chat
+
+    @property
+    def worldinfo(self) -> tuple[WorldInfoBook, ...]:
+        return tuple(self._worldinfo.values())
+
+    def _set_chat(self, chat: ChatHistory) -> ChatHistory:
+        self._chat = chat
+        return chat
+
+    def _add_worldinfo(self, book: WorldInfoBook) -> WorldInfoBook:
+        self._worldinfo[book.name] = book
+        return book
+
+    def _run_inputs(self) -> dict[str, Any]:
+        """What the chat tools read, frozen into an invocation's state when it is created
+        (the values are frozen; a later load does not change a running invocation)."""
+        return {CHAT_STATE_KEY: self._chat, WORLDINFO_STATE_KEY: self.worldinfo}
+
     # tool sources -------------------------------------------------------------------------
     def register_tool(self, extension_id: str, fn: Callable[..., Any], *, name: str | None = None,
                       description: str | None = None, input_schema: dict[str, Any] | None = None,
@@ -134,6 +182,22 @@ class Workbench:
 
     def unregister_tool(self, tool_id: str | ToolId) -> None:
         self._extensions.pop(ToolId.parse(str(tool_id)), None)
+
+    @property
+    def agents(self) -> AgentsService:
+        """Sub-agents: the agent directory, `model` (what drives children), their tasks."""
+        if self._agents is None:
+            from .agents import AgentsService
+
+            self._agents = AgentsService(self)
+        return self._agents
+
+    @property
+    def cron(self) -> CronScheduler:
+        """The workspace's cron tasks; `bench.cron.run_due(now)` runs those due at `now`."""
+        from ..tools.cron import CronScheduler
+
+        return CronScheduler(self)
 
     @property
     def mcp(self) -> McpManager:
@@ -168,14 +232,19 @@ class Workbench:
         self._check_open()
         if scene not in ("chat", "session"):
             raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
-        invocation_id = id or f"inv_{uuid.uuid4().hex[:12]}"
+        return self._new_invocation(scene, id or f"inv_{uuid.uuid4().hex[:12]}")
+
+    def _new_invocation(self, scene: Scene, invocation_id: str, *, profile: Profile | None = None,
+                        return_mode: ToolDescriptor | None = None) -> Invocation:
+        """An invocation on `profile` (default: the bench's); `return_mode` makes a delegated child."""
         if self._store.invocation_dir(invocation_id).exists():
             raise ToolbenchError("bench.misuse", f"invocation `{invocation_id}` exists; reopen it with "
                                  "bench.open_invocation()")
         catalog = {d.id: d for d in self.catalog()}
-        snapshot = prepare(self._profile, catalog, snapshot_id=invocation_id, scene=scene,
-                           unavailable=self._unavailable())
-        inv = Invocation(self, snapshot)
+        snapshot = prepare(profile or self._profile, catalog, snapshot_id=invocation_id, scene=scene,
+                           unavailable=self._unavailable(), return_mode=return_mode)
+        inv = Invocation(self, snapshot, profile=profile or self._profile)
+        inv.state.update(self._run_inputs())
         inv._save_snapshot()
         self._invocations.append(inv)
         return inv
@@ -185,6 +254,7 @@ class Workbench:
         self._check_open()
         self._store.flush()
         inv = Invocation.reopen(self, invocation_id)
+        inv.state.update(self._run_inputs())  # the chat and world info loaded now
         self._invocations.append(inv)
         return inv
 
@@ -192,13 +262,14 @@ class Workbench:
         """Run one call on its source: a ToolOutput, or an awaitable of one."""
         kind = tool_id.kind
         if kind == "builtin":
-            tool = BUILTINS[tool_id]
+            tool = BUILTINS.get(tool_id) or INJECTED[tool_id]
             from ..core.schema_check import check_arguments
 
             check_arguments(tool.descriptor.input_schema, args)
-            ctx = ToolContext(workspace=self.workspace, profile=self._profile, rng=self._rng(inv),
+            ctx = ToolContext(workspace=self.workspace, profile=inv.profile, rng=self._rng(inv),
                               invocation_id=inv.id, round=round_no, call_id=call_id,
-                              call_names=inv._call_names, state=inv.state)
+                              call_names=inv._call_names, state=inv.state, agents=self.agents,
+                              cancel=inv._cancel)
             return tool.handler(ctx, args)
         if kind == "extension":
             ext = self._extensions.get(tool_id)
@@ -229,6 +300,8 @@ class Workbench:
             return
         self._closed = True
         try:
+            if self._agents is not None:
+                self._agents.close()  # cancels unfinished children while the loop still runs
             if self._mcp is not None:
                 self._mcp.close()
         finally:

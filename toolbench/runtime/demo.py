@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .demo_chat import DEMO_CHAT_FILES
+
 if TYPE_CHECKING:
     from .bench import Workbench
 
@@ -33,7 +35,7 @@ DEMO_FILES: dict[str, str] = {
 
 
 def seed_demo_workspace(root: Path) -> None:
-    for relative, text in DEMO_FILES.items():
+    for relative, text in {**DEMO_FILES, **DEMO_CHAT_FILES}.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from ..core.ids import ToolId
 from ..core.snapshot import Diagnostic
-from . import dice
+from . import agents, chat, cron, dice, memory, todo, worldinfo
 from .base import BuiltinTool
 from .workspace import listing, patch, publish, read, search, shell, write
 
-_MODULES = (dice, listing, read, search, write, patch, shell, publish)
+_MODULES = (dice, listing, read, search, write, patch, shell, publish, chat, worldinfo, memory, agents, todo, cron)
 
 BUILTINS: dict[ToolId, BuiltinTool] = {t.descriptor.id: t for m in _MODULES for t in m.TOOLS}
+
+# Builtins a profile cannot select: the runtime injects them (`task.return` into delegated children).
+INJECTED: dict[ToolId, BuiltinTool] = {t.descriptor.id: t for t in agents.INJECTED}
 
 # Upstream builtins (tauritavern reference §8) whose implementation has not landed yet.
 PLANNED: tuple[str, ...] = tuple(
