@@ -114,7 +114,7 @@ GEM_PART = ("candidates", 0, "content", "parts", 0)
 INVALID_CALLS = [
     ("openai", "set", CHAT_CALL, "not an object", "tool call 0 is not an object"),
     ("openai", "del", (*CHAT_CALL, "function"), None, "no `function`"),
-    ("openai", "set", (*CHAT_CALL, "function", "name"), "", "empty function name"),
+    ("openai", "set", (*CHAT_CALL, "function", "name"), "", "empty name"),
     ("openai", "del", (*CHAT_CALL, "id"), None, "tool_call_id is required"),
     ("openai", "set", (*CHAT_CALL, "id"), "", "tool_call_id is required"),
     ("openai", "set", (*CHAT_CALL, "id"), "call_7HsD2kLpQ9xVbN4mZr8TyWc3", "twice"),

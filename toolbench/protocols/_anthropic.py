@@ -12,9 +12,9 @@ from ._shared import (
     check_history,
     check_name,
     check_root,
+    decoded_call,
     invalid_call,
     invalid_response,
-    non_empty_str,
     pointer,
     rebuild,
     refusal,
@@ -115,16 +115,8 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
             raise invalid_call(f"content block {i} is not an object")
         if block.get("type") != "tool_use":
             continue  # text, thinking and server tool blocks carry no call of ours
-        name = non_empty_str(block.get("name"))
-        if name is None:
-            raise invalid_call(f"tool_use block {i} has an empty name")
-        call_id = non_empty_str(block.get("id"))
-        if call_id is None:
-            raise invalid_call(f"tool_use block {i} (`{name}`): tool_use id is required")
-        if call_id in seen:
-            raise invalid_call(f"tool_use id `{call_id}` appears twice in one response")
-        seen.add(call_id)
-        calls.append(DecodedCall(call_id, name, block.get("input", MISSING)))
+        calls.append(decoded_call(f"tool_use block {i}", block.get("name"), block.get("id"), "tool_use id",
+                                  block.get("input", MISSING), seen))
     return calls
 
 

@@ -14,10 +14,10 @@ from ._shared import (
     check_name,
     check_root,
     compact_json,
+    decoded_call,
     get_dict,
     invalid_call,
     invalid_response,
-    non_empty_str,
     refusal,
     replay_object,
     resolve_choice,
@@ -110,16 +110,8 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
         function = item.get("function")
         if not isinstance(function, dict):
             raise invalid_call(f"tool call {i} has no `function` object")
-        name = non_empty_str(function.get("name"))
-        if name is None:
-            raise invalid_call(f"tool call {i} has an empty function name")
-        call_id = non_empty_str(item.get("id"))
-        if call_id is None:
-            raise invalid_call(f"tool call {i} (`{name}`): tool_call_id is required")
-        if call_id in seen:
-            raise invalid_call(f"tool call id `{call_id}` appears twice in one response")
-        seen.add(call_id)
-        calls.append(DecodedCall(call_id, name, function.get("arguments", MISSING)))
+        calls.append(decoded_call(f"tool call {i}", function.get("name"), item.get("id"), "tool_call_id",
+                                  function.get("arguments", MISSING), seen))
     return calls
 
 

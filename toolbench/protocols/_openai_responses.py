@@ -11,9 +11,9 @@ from ._openai_strict import strict_schema
 from ._shared import (
     check_history,
     compact_json,
+    decoded_call,
     invalid_call,
     invalid_response,
-    non_empty_str,
     refusal,
     replay_object,
     resolve_choice,
@@ -70,16 +70,8 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
             continue
         if kind != "function_call":
             continue  # reasoning, text and built-in tool items carry no call of ours
-        name = non_empty_str(item.get("name"))
-        if name is None:
-            raise invalid_call(f"function_call item {i} has an empty name")
-        call_id = non_empty_str(item.get("call_id"))
-        if call_id is None:
-            raise invalid_call(f"function_call item {i} (`{name}`): call_id is required")
-        if call_id in seen:
-            raise invalid_call(f"call id `{call_id}` appears twice in one response")
-        seen.add(call_id)
-        calls.append(DecodedCall(call_id, name, item.get("arguments", MISSING)))
+        calls.append(decoded_call(f"function_call item {i}", item.get("name"), item.get("call_id"), "call_id",
+                                  item.get("arguments", MISSING), seen))
     return calls
 
 

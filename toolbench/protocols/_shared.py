@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from ..core.errors import ToolbenchError
-from .types import Exchange, Problem, ProtocolName
+from .types import DecodedCall, Exchange, Problem, ProtocolName
 
 # Keywords whose value is a schema, a list of schemas, or a map of name -> schema. Everything
 # else (enum, const, default, examples, ...) is a plain value and is never walked into.
@@ -279,6 +279,22 @@ def get_dict(container: Mapping[str, Any], key: str, what: str) -> dict[str, Any
     if not isinstance(value, dict):
         raise invalid_response(f"{what} is missing `{key}` or it is not an object")
     return value
+
+
+def decoded_call(what: str, name: Any, call_id: Any, id_field: str, arguments: Any,
+                 seen: set[str]) -> DecodedCall:
+    """One decoded call; a call without name or id, or an id seen before in the same
+    response, is `model.invalid_tool_call` (`what` names the item, e.g. "tool call 2")."""
+    checked_name = non_empty_str(name)
+    if checked_name is None:
+        raise invalid_call(f"{what} has an empty name")
+    checked_id = non_empty_str(call_id)
+    if checked_id is None:
+        raise invalid_call(f"{what} (`{checked_name}`): {id_field} is required")
+    if checked_id in seen:
+        raise invalid_call(f"{id_field} `{checked_id}` appears twice in one response")
+    seen.add(checked_id)
+    return DecodedCall(checked_id, checked_name, arguments)
 
 
 def non_empty_str(value: Any) -> str | None:
