@@ -31,15 +31,19 @@ def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
         raise ToolbenchError("storage.write_failed", f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def write_once(path: Path, text: str, *, read_only: bool = True) -> None:
-    """Create `path` with `text`; refuse if it exists. Written whole, then made read-only."""
+def write_once(path: Path, text: str | bytes, *, read_only: bool = True) -> None:
+    """Create `path` with `text` (or bytes); refuse if it exists. Written whole, then made read-only."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        # backslashreplace: a lone surrogate (half an emoji a model sent) is written as `\udXXX`
-        # text, which a JSON string reads back as the same character, instead of failing the write.
-        with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
+        if isinstance(text, bytes):
+            with open(tmp, "wb") as fb:
+                fb.write(text)
+        else:
+            # backslashreplace: a lone surrogate (half an emoji a model sent) is written as `\udXXX`
+            # text, which a JSON string reads back as the same character, instead of failing the write.
+            with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
+                f.write(text)
         if read_only:
             os.chmod(tmp, 0o444)
         os.link(tmp, path)  # fails if path exists: never overwrites

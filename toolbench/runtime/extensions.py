@@ -34,7 +34,7 @@ class ExtensionTool:
         """Call the function: a ToolOutput, or an awaitable of one for async functions."""
         if self.model is not None:
             try:
-                kwargs = dict(self.model.model_validate(args))
+                kwargs = self.model.model_validate(args).__dict__  # fields only: extra is forbidden
             except ValidationError as exc:
                 message = _describe(exc) + ". Fix the arguments and call again."
                 raise ToolError("tool.invalid_arguments", message) from exc

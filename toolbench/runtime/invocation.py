@@ -22,7 +22,7 @@ from ..core.fileio import write_atomic
 from ..core.gate import GateState, charge
 from ..core.ids import ToolId
 from ..core.profile import Profile
-from ..core.results import ToolResult, call_file_stem, error_result, project
+from ..core.results import ToolResult, call_file_stem, error_result, project, trusted_result
 from ..core.snapshot import Binding, Snapshot
 from ..tools.base import ToolOutput
 from ..tools.workspace.publish import CANDIDATE_KEY, OUTPUT_KEY, PublishedOutput, settle_round
@@ -313,10 +313,8 @@ class Invocation:
         if not isinstance(output, ToolOutput):
             return self._fail(step, ToolbenchError("tool.result_identity_mismatch",
                                                    f"the tool returned {type(output).__name__}, not a ToolOutput"))
-        # Built without validation: every field comes from typed runtime values.
-        result = ToolResult.model_construct(call_id=step.call_id, tool_id=str(step.binding.tool_id),
-                                            content=output.content, structured=output.structured,
-                                            is_error=False, error_code=None, resource_refs=output.resource_refs)
+        result = trusted_result(step.call_id, str(step.binding.tool_id), output.content, output.structured,
+                                tuple(output.resource_refs))
         return self._finish(step, result)
 
     def _fail(self, step: _Step, exc: BaseException) -> ToolResult:
@@ -350,7 +348,7 @@ class Invocation:
             if projected is not None:
                 store = self._bench._store
                 store.write_now(projected.readable_path, projected.readable_text)
-                store.write_now(projected.audit_path, projected.audit_text)
+                store.write_json_now(projected.audit_path, projected.raw)
                 result, externalized = projected.result, True
         return self._record(step.round, step.call_id, step.call_name, step.arguments, result, step.started,
                             externalized=externalized, stem=step.stem)

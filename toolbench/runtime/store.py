@@ -1,8 +1,9 @@
 """Runtime files of a workspace: `tool-args/`, `tool-results/` and the run logs.
 
-Record files (arguments, audit JSON) and run-log lines go through one background writer, in
-order, so a call does not wait for file creation (about 90 µs a file here, more than the
-runtime's whole per-call budget). `flush()` waits for them. Externalised result files are
+Record files (arguments, audit JSON) and run-log lines go through one background writer, so
+a call does not wait for file creation (about 90 µs a file here, more than the runtime's
+whole per-call budget). Log lines are appended in order as they come; record files are
+written once the calls pause for IDLE_SECONDS. `flush()` waits for both. Externalised result files are
 written before the call returns, since the model is told to read them.
 """
 
@@ -22,6 +23,8 @@ from ..core.fileio import write_once
 from ..core.results import ARGS_ROOT, RESULTS_ROOT
 
 RUNTIME_DIR = ".toolbench"
+IDLE_SECONDS = 0.05
+MAX_DEFERRED = 4096
 
 
 class Store:
@@ -41,8 +44,16 @@ class Store:
     def path(self, relative: str) -> Path:
         return self.workspace / relative
 
-    def write_now(self, relative: str, text: str) -> None:
+    def write_now(self, relative: str, text: str | bytes) -> None:
         write_once(self.path(relative), text)
+
+    def write_json_now(self, relative: str, value: Any) -> None:
+        """A write-once pretty JSON file, serialised straight to bytes (no text copy)."""
+        try:
+            data = pydantic_core.to_json(value, indent=2, by_alias=True)  # no trailing newline: no copy
+        except ValueError:  # lone surrogates or deep nesting: the tolerant text path
+            data = dumps(value).encode("utf-8", "backslashreplace")
+        write_once(self.path(relative), data)
 
     def write_later(self, relative: str, value: Any) -> None:
         """Queue a write-once pretty JSON file of `value` (serialised on the writer thread)."""
@@ -72,27 +83,52 @@ class Store:
             raise errors[0]
 
     def _drain(self) -> None:
+        # Log lines are written as they come. Record files wait until the calls pause
+        # (IDLE_SECONDS without a new item) or MAX_DEFERRED pile up: creating a file costs more
+        # than a whole call, and writing them between calls would compete with the calls.
+        deferred: list[tuple[Any, ...]] = []
         while True:
-            batch = [self._queue.get()]
-            # Take what else is queued, so a burst of calls costs one wake-up, not one each.
+            try:
+                first = self._queue.get(timeout=IDLE_SECONDS if deferred else None)
+            except queue.Empty:
+                self._settle(self._write(deferred))
+                deferred = []
+                continue
+            batch = [first]
             while not self._queue.empty() and len(batch) < 1024:
                 batch.append(self._queue.get_nowait())
+            done = 0
             for item in batch:
                 if item is None:
+                    self._settle(done + self._write(deferred))
                     return
-                kind, target, value = item
-                try:
-                    if kind == "file":
-                        write_once(target, dumps(value))
-                    else:
-                        target.append(value)
-                except ToolbenchError as exc:
-                    self._errors.append(exc)
-                except Exception as exc:
-                    where = getattr(target, "path", target)
-                    self._errors.append(ToolbenchError("storage.write_failed", f"cannot write {where}: {exc}"))
+                if item[0] == "file":
+                    deferred.append(item)
+                else:
+                    done += self._write([item])
+            if len(deferred) >= MAX_DEFERRED:
+                done += self._write(deferred)
+                deferred = []
+            self._settle(done)
+
+    def _write(self, items: list[tuple[Any, ...]]) -> int:
+        for kind, target, value in items:
+            try:
+                if kind == "file":
+                    write_once(target, dumps(value))
+                else:
+                    target.append(value)
+            except ToolbenchError as exc:
+                self._errors.append(exc)
+            except Exception as exc:
+                where = getattr(target, "path", target)
+                self._errors.append(ToolbenchError("storage.write_failed", f"cannot write {where}: {exc}"))
+        return len(items)
+
+    def _settle(self, count: int) -> None:
+        if count:
             with self._idle:
-                self._pending -= len(batch)
+                self._pending -= count
                 self._idle.notify_all()
 
     def close(self) -> None:

@@ -48,7 +48,11 @@ def mounts(ws: Workspace) -> list[Mount]:
 async def shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     command, workdir = parse_shell_args(args)
     ws = Workspace.of(ctx)
-    outcome = await run_shell(command, workdir=workdir, mounts=mounts(ws), settings=ctx.profile.shell,
+    # The mounts depend on the invocation's frozen profile only: built once per invocation.
+    shell_mounts = ctx.state.get("shell.mounts")
+    if shell_mounts is None:
+        shell_mounts = ctx.state["shell.mounts"] = mounts(ws)
+    outcome = await run_shell(command, workdir=workdir, mounts=shell_mounts, settings=ctx.profile.shell,
                               cancel=ctx.cancel, watch=is_text_name)
     if outcome.may_have_written:
         drop_stale(ctx)
