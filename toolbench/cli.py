@@ -32,11 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     call.add_argument("--scene", choices=("chat", "session"), default="chat")
     call.add_argument("--seed", type=int, default=None, help="seed the random source (dice)")
 
-    sub.add_parser("lab", help="open JupyterLab on the bundled notebooks")
+    sub.add_parser("lab", help="open JupyterLab on the bundled notebooks (other options go to jupyter lab)")
 
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["lab"]:
+        return _lab(argv[1:])
     args = parser.parse_args(argv)
-    if args.command == "lab":
-        return _lab()
     from .core.arguments import MISSING
     from .core.errors import ToolbenchError
     from .runtime.bench import Workbench
@@ -63,13 +64,17 @@ def _print(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
-def _lab() -> int:
+def _lab(extra: list[str]) -> int:
+    import os
     import subprocess
 
     notebooks = Path(__file__).resolve().parent.parent / "notebooks"
     if not notebooks.is_dir():
         notebooks = Path.cwd()
-    return subprocess.call([sys.executable, "-m", "jupyter", "lab", str(notebooks)])
+    command = [sys.executable, "-m", "jupyter", "lab", str(notebooks), *extra]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
+        command.append("--allow-root")  # containers and Binder-like images often run as root
+    return subprocess.call(command)
 
 
 if __name__ == "__main__":
