@@ -139,3 +139,20 @@ def test_list_logs_newest_first_cut_to_600_chars(bench, inv):
 def test_tasks_live_in_the_runtime_folder(bench, inv):
     inv.call("cron_create", shell_task())
     assert (bench.workspace / ".toolbench" / "cron" / "tasks.json").is_file()
+
+
+def test_a_re_enabled_task_does_not_fire_for_times_missed_while_disabled() -> None:
+    from datetime import datetime
+
+    from toolbench import Profile, Workbench
+
+    profile = Profile.default().edit(allow=["builtin:cron.create", "builtin:cron.update"])
+    with Workbench(profile=profile, seed=1) as bench:
+        inv = bench.invocation("session", id="inv_reenable")
+        inv.call("cron_create", {"name": "r", "cron": "0 0 9 * * *", "type": "prompt", "prompt": "p"})
+        assert len(bench.cron.run_due(datetime(2026, 3, 10, 9, 0))) == 1
+        inv.call("cron_update", {"task_id": "task-0001", "enabled": False})
+        assert bench.cron.run_due(datetime(2026, 3, 11, 9, 0)) == []
+        inv.call("cron_update", {"task_id": "task-0001", "enabled": True})
+        assert bench.cron.run_due(datetime(2026, 3, 11, 12, 0)) == []
+        assert len(bench.cron.run_due(datetime(2026, 3, 12, 9, 0))) == 1

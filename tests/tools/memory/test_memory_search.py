@@ -69,7 +69,7 @@ def test_dailies_weigh_less_and_can_be_left_out(mem):
 def test_search_text_lists_scores_and_age(mem):
     mem("write", **note(body="The user likes green tea."))
     r = mem("search", query="green tea")
-    assert r.content.startswith("1 memory matches for 'green tea', substring fallback used:\n1. [prefers-tabs] "
+    assert r.content.startswith("1 memory match for 'green tea', substring fallback used:\n1. [prefers-tabs] "
                                 "scope=global type=user score=")
     assert "rawScore=" in r.content and "ageDays=0" in r.content
     assert mem("search", query="nothing at all").content == "No memories match 'nothing at all'."

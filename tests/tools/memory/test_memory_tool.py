@@ -26,7 +26,7 @@ def test_write_then_read_list_and_the_file_format(inv, mem):
     assert read.content == ("Memory: prefers-tabs\nscope=global type=user lines 1-1 of 1\nPrefers tabs\n\n"
                             "The user prefers tabs.")
     listing = mem("list")
-    assert listing.content == ("1 memories (quota 1/1000; global 1/500, project 0/500)\n"
+    assert listing.content == ("1 memory (quota 1/1000; global 1/500, project 0/500)\n"
                                "[prefers-tabs] scope=global type=user — Prefers tabs")
     assert "- [prefers-tabs] type=user — Prefers tabs" in (files(inv._bench) / "global" / "MEMORY.md").read_text()
 

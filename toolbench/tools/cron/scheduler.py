@@ -80,8 +80,8 @@ class CronScheduler:
         runs = []
         tasks = self.store.tasks()
         for i, task in enumerate(tasks):
-            if not task.enabled or task.remaining_executions == 0:
-                continue
+            # Every task's window moves on, disabled ones too: re-enabling a task does not fire
+            # the times it missed while it was off (`due` leaves disabled tasks out).
             stamp = now.isoformat()
             if task.checked_at is None or _align(datetime.fromisoformat(task.checked_at), now) < now:
                 task = task.model_copy(update={"checked_at": stamp})

@@ -107,7 +107,7 @@ def list_logs(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     store = CronStore(ctx.workspace)
     task = store.get(args["task_id"])
     logs = store.logs(task.id, args.get("limit", LOGS_DEFAULT))
-    lines = [f"{len(logs)} runs of [{task.id}] {task.name}"]
+    lines = [f"{len(logs)} {'run' if len(logs) == 1 else 'runs'} of [{task.id}] {task.name}"]
     for entry in logs:
         code = "" if entry.get("exit_code") is None else f" exit {entry['exit_code']}"
         lines.append(f"- {entry['at']} {entry['status']}{code}: {entry.get('output', '')}".rstrip())

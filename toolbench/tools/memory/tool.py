@@ -137,7 +137,8 @@ def _row(e: dict[str, Any]) -> str:
 
 def _list_text(out: dict[str, Any]) -> str:
     q = out["quotas"]
-    head = (f"{out['count']} memories (quota {out['quota']['used']}/{out['quota']['limit']}; "
+    noun = "memory" if out["count"] == 1 else "memories"
+    head = (f"{out['count']} {noun} (quota {out['quota']['used']}/{out['quota']['limit']}; "
             f"global {q['global']['used']}/{q['global']['limit']}, project {q['project']['used']}/"
             f"{q['project']['limit']})")
     return "\n".join([head, *(_row(e) for e in out["entries"])])
@@ -158,7 +159,7 @@ def _search_text(out: dict[str, Any]) -> str:
     if not matches:
         return f"No memories match {out['query']!r}."
     note = ", substring fallback used" if out["usedFallback"] else ""
-    lines = [f"{len(matches)} memory matches for {out['query']!r}{note}:"]
+    lines = [f"{len(matches)} memory {'match' if len(matches) == 1 else 'matches'} for {out['query']!r}{note}:"]
     for i, m in enumerate(matches, 1):
         flag = " (unreviewed)" if m["unreviewed"] else ""
         lines.append(f"{i}. [{m['slug']}] scope={m['scope']} type={m['type']}{flag} score={m['score']:.4g} "
