@@ -2,11 +2,21 @@
 
 A tool module knows its context (the workspace, the profile, per-invocation state) and
 `ToolError`; it never sees the invocation, the gate or the records.
+
+A builtin's `handler` may be sync or async (async handlers run on the bench loop). A builtin
+may also give `blocking`, a sync twin of an async handler with the same behaviour: the sync
+`inv.call` / `inv.turn` run it in the caller's thread, which saves the two thread hops to the
+bench loop and back; `inv.acall` / `inv.aturn` always use `handler`. A blocking twin that can
+stop early watches `ctx.stop` (set by `inv.cancel()` from any thread) where the async handler
+awaits `ctx.cancel`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import random
+import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +39,48 @@ class ToolOutput:
     resource_refs: tuple[str, ...] = ()
 
 
+class StopSignal:
+    """A one-shot, thread-safe cancel flag: `inv.cancel()` sets it from any thread.
+
+    `on_set(fn)` runs `fn` (from the setting thread, or at once when already set) and returns a
+    function that unregisters it; callbacks must be quick and must not raise."""
+
+    __slots__ = ("_callbacks", "_lock", "_set")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._set = False
+        self._callbacks: list[Callable[[], None]] = []
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        with self._lock:
+            if self._set:
+                return
+            self._set = True
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            fn()
+
+    def on_set(self, fn: Callable[[], None]) -> Callable[[], None]:
+        with self._lock:
+            if not self._set:
+                self._callbacks.append(fn)
+                return functools.partial(self._discard, fn)
+        fn()
+        return _nothing
+
+    def _discard(self, fn: Callable[[], None]) -> None:
+        with self._lock, contextlib.suppress(ValueError):
+            self._callbacks.remove(fn)
+
+
+def _nothing() -> None:
+    pass
+
+
 @dataclass(slots=True)
 class ToolContext:
     """What a builtin handler may use. `state` lives as long as the invocation."""
@@ -45,6 +97,8 @@ class ToolContext:
     # Set by `inv.cancel()`: an event of the bench loop (where async handlers run). A handler
     # that can stop early watches it and ends with its own cancelled error; others run to the end.
     cancel: asyncio.Event | None = None
+    # The same cancel for a `blocking` handler, which runs outside the loop (see the module doc).
+    stop: StopSignal | None = None
 
     def call_name_of(self, tool_id: str) -> str | None:
         """The call name the model sees for a tool, if the snapshot offers it (for hints)."""
@@ -52,9 +106,11 @@ class ToolContext:
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], "ToolOutput | Awaitable[ToolOutput]"]
+BlockingHandler = Callable[[ToolContext, dict[str, Any]], ToolOutput]
 
 
 @dataclass(frozen=True, slots=True)
 class BuiltinTool:
     descriptor: ToolDescriptor
     handler: Handler
+    blocking: BlockingHandler | None = None  # the sync calls' twin of an async handler (module doc)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import ValidationError
 
 from toolbench.core.errors import CODES, ToolbenchError, ToolError
 from toolbench.core.shell_settings import ShellSettings
+from toolbench.tools.base import StopSignal
 from toolbench.tools.workspace.shell_engine import (
     SHELL_DESCRIPTION,
     SHELL_INPUT_SCHEMA,
@@ -22,6 +24,7 @@ from toolbench.tools.workspace.shell_engine import (
     guest_path,
     parse_shell_args,
     run_shell,
+    run_shell_blocking,
 )
 
 WRITABLE = ("work", "tmp", "output")
@@ -45,9 +48,10 @@ def mounts(ws: Path) -> list[Mount]:
     return [Mount(ws / n, f"/{n}", True) for n in WRITABLE] + [Mount(ws / n, f"/{n}", False) for n in READ_ONLY]
 
 
-@pytest.fixture
-def sh(mounts: list[Mount]):
-    """Run one command to its outcome, in bounded time."""
+@pytest.fixture(params=["async", "blocking"])
+def sh(mounts: list[Mount], request: pytest.FixtureRequest):
+    """Run one command to its outcome, in bounded time, through each entry point: `run_shell`
+    on an event loop and `run_shell_blocking` in this thread (cancelled from a timer thread)."""
 
     def run(command: str, *, workdir: str = "/", cancel_after: float | None = None, **limits: Any) -> ShellOutcome:
         async def go() -> ShellOutcome:
@@ -58,8 +62,21 @@ def sh(mounts: list[Mount]):
                 command, workdir=workdir, mounts=mounts, settings=ShellSettings(**limits), cancel=event
             )
 
+        def block() -> ShellOutcome:
+            stop = StopSignal()
+            timer = threading.Timer(cancel_after, stop.set) if cancel_after is not None else None
+            if timer is not None:
+                timer.start()
+            try:
+                return run_shell_blocking(
+                    command, workdir=workdir, mounts=mounts, settings=ShellSettings(**limits), stop=stop
+                )
+            finally:
+                if timer is not None:
+                    timer.cancel()
+
         started = time.monotonic()
-        outcome = asyncio.run(go())
+        outcome = asyncio.run(go()) if request.param == "async" else block()
         assert time.monotonic() - started < BOUND
         return outcome
 
@@ -167,6 +184,25 @@ def test_cancel_during_a_long_builtin_returns_within_the_grace(sh, ws: Path) -> 
     outcome = sh("sleep 30; echo late > /work/late.txt", cancel_after=0.3)
     assert outcome.status == "cancelled"
     assert not (ws / "work" / "late.txt").exists()
+
+
+def test_blocking_cancel_before_start_runs_nothing(mounts: list[Mount], ws: Path) -> None:
+    stop = StopSignal()
+    stop.set()
+    outcome = run_shell_blocking("echo x > /work/x.txt", mounts=mounts, settings=ShellSettings(), stop=stop)
+    assert outcome.status == "cancelled"
+    assert not (ws / "work" / "x.txt").exists()
+
+
+def test_stop_signal_runs_its_callbacks_once_and_at_once_when_already_set() -> None:
+    stop, seen = StopSignal(), []
+    forget = stop.on_set(lambda: seen.append("kept"))
+    stop.on_set(lambda: seen.append("forgotten"))()
+    stop.set()
+    stop.set()
+    forget()  # after the set: harmless
+    stop.on_set(lambda: seen.append("late"))
+    assert stop.is_set() and seen == ["kept", "late"]
 
 
 def test_caller_cancellation_propagates(mounts: list[Mount]) -> None:

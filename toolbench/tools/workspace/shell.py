@@ -4,7 +4,9 @@ Mounts follow the profile: each visible root at `/<root>`, writable when the pro
 `tool-results/` and `skills/` always read-only; the runtime folders are not mounted at all.
 After a run that may have written, every read whose file changed on disk is forgotten, so an
 apply_patch or write_file based on an earlier read is refused as stale (table 9.10).
-The invocation's cancel event (`inv.cancel()`) stops a running command: the call ends with
+The sync calls run `shell_blocking`, which waits for the engine in the caller's thread (no
+hop through the bench loop); the async calls await `shell` on the loop. Either way the
+invocation's cancel (`inv.cancel()`) stops a running command: the call ends with
 `workspace.shell_cancelled`, a confirmed result; what it wrote stays. The outcome also feeds
 the auto-publish candidate (`publish.note_shell_outcome`).
 """
@@ -20,7 +22,16 @@ from ..base import BuiltinTool, ToolContext, ToolOutput
 from .files import drop_stale
 from .paths import SKILLS_ROOT, Workspace
 from .publish import is_text_name, note_shell_outcome
-from .shell_engine import SHELL_DESCRIPTION, SHELL_INPUT_SCHEMA, Mount, format_result, parse_shell_args, run_shell
+from .shell_engine import (
+    SHELL_DESCRIPTION,
+    SHELL_INPUT_SCHEMA,
+    Mount,
+    ShellOutcome,
+    format_result,
+    parse_shell_args,
+    run_shell,
+    run_shell_blocking,
+)
 
 DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("workspace.shell"),
@@ -45,15 +56,17 @@ def mounts(ws: Workspace) -> list[Mount]:
     return out
 
 
-async def shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+def _setup(ctx: ToolContext, args: dict[str, Any]) -> tuple[str, str, Workspace, list[Mount]]:
     command, workdir = parse_shell_args(args)
     ws = Workspace.of(ctx)
     # The mounts depend on the invocation's frozen profile only: built once per invocation.
     shell_mounts = ctx.state.get("shell.mounts")
     if shell_mounts is None:
         shell_mounts = ctx.state["shell.mounts"] = mounts(ws)
-    outcome = await run_shell(command, workdir=workdir, mounts=shell_mounts, settings=ctx.profile.shell,
-                              cancel=ctx.cancel, watch=is_text_name)
+    return command, workdir, ws, shell_mounts
+
+
+def _answer(ctx: ToolContext, ws: Workspace, outcome: ShellOutcome) -> ToolOutput:
     if outcome.may_have_written:
         drop_stale(ctx)
     content, structured, code = format_result(outcome)
@@ -63,4 +76,19 @@ async def shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(content=content, structured=structured)
 
 
-TOOLS = (BuiltinTool(DESCRIPTOR, shell),)
+async def shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    command, workdir, ws, shell_mounts = _setup(ctx, args)
+    outcome = await run_shell(command, workdir=workdir, mounts=shell_mounts, settings=ctx.profile.shell,
+                              cancel=ctx.cancel, watch=is_text_name)
+    return _answer(ctx, ws, outcome)
+
+
+def shell_blocking(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    """`shell` for the sync calls, in the caller's thread (tools/base.py): the same result."""
+    command, workdir, ws, shell_mounts = _setup(ctx, args)
+    outcome = run_shell_blocking(command, workdir=workdir, mounts=shell_mounts, settings=ctx.profile.shell,
+                                 stop=ctx.stop, watch=is_text_name)
+    return _answer(ctx, ws, outcome)
+
+
+TOOLS = (BuiltinTool(DESCRIPTOR, shell, shell_blocking),)

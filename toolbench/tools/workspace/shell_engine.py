@@ -46,6 +46,7 @@ import bashkit
 
 from ...core.errors import ToolbenchError, ToolError
 from ...core.shell_settings import ShellSettings
+from ..base import StopSignal
 
 __all__ = [
     "SHELL_DESCRIPTION",
@@ -58,6 +59,7 @@ __all__ = [
     "guest_path",
     "parse_shell_args",
     "run_shell",
+    "run_shell_blocking",
 ]
 
 ShellStatus = Literal["exited", "timed_out", "cancelled", "failed"]
@@ -139,17 +141,9 @@ async def run_shell(
     `cancel` (an event of the running loop) stops the command with a `cancelled` outcome.
     `watch(name)` selects the files whose changes the outcome lists in `changed` (module doc).
     """
-    if not isinstance(command, str) or not isinstance(workdir, str):
-        raise ToolbenchError("bench.misuse", "run_shell takes the command and workdir as strings")
-    mounts = tuple(sorted(mounts, key=lambda m: m.guest_path.count("/")))
-    if len({m.guest_path for m in mounts}) != len(mounts):
-        raise ToolbenchError("bench.misuse", "two mounts share a guest path")
-    if len(command) > settings.max_command_chars:
-        return _failed(f"command is {len(command):,} characters long; the limit is {settings.max_command_chars:,}")
-    if cancel is not None and cancel.is_set():
-        return ShellOutcome("cancelled", None, "", "", may_have_written=False)
-
-    job = _Job(command, guest_path(workdir), mounts, settings, watch)
+    job = _prepare(command, workdir, mounts, settings, cancel is not None and cancel.is_set(), watch)
+    if isinstance(job, ShellOutcome):
+        return job
     loop = asyncio.get_running_loop()
     done: asyncio.Future[ShellOutcome] = loop.create_future()
     done.add_done_callback(_retrieve)  # a late failure after we stopped waiting is not an error
@@ -174,6 +168,70 @@ async def run_shell(
     await asyncio.wait([done], timeout=_STOP_GRACE_SECONDS)
     status: ShellStatus = "cancelled" if cancel is not None and cancel.is_set() else "timed_out"
     return ShellOutcome(status, None, "", "", may_have_written=job.may_have_written)
+
+
+def run_shell_blocking(
+    command: str,
+    *,
+    workdir: str = "/",
+    mounts: Sequence[Mount],
+    settings: ShellSettings,
+    stop: StopSignal | None = None,
+    watch: Callable[[str], bool] | None = None,
+) -> ShellOutcome:
+    """`run_shell` for a thread that may block (not an event loop's): the same outcomes, the
+    same worker thread, timeout guard and cancel grace, without a hop through an event loop.
+    `stop` (set from any thread) stops the command with a `cancelled` outcome; an exception in
+    the waiting thread (KeyboardInterrupt) tells the interpreter to stop and propagates."""
+    job = _prepare(command, workdir, mounts, settings, stop is not None and stop.is_set(), watch)
+    if isinstance(job, ShellOutcome):
+        return job
+    done = threading.Event()  # the job ended; `box` holds its outcome or exception
+    wake = threading.Event()  # the job ended or `stop` was set
+    box: list[Any] = []
+
+    def task() -> None:
+        try:
+            box.append(job._run())
+        except BaseException as exc:  # handed to the waiting thread, which re-raises it
+            box.append(exc)
+        done.set()
+        wake.set()
+
+    forget = stop.on_set(wake.set) if stop is not None else None
+    try:
+        _WORKERS.submit(task)
+        wake.wait(settings.timeout_seconds + _GUARD_SECONDS)
+    except BaseException:
+        job.stop()
+        raise
+    finally:
+        if forget is not None:
+            forget()
+    if done.is_set():
+        value = box[0]
+        if isinstance(value, BaseException):
+            raise value
+        return value  # type: ignore[no-any-return]
+    job.stop()
+    done.wait(_STOP_GRACE_SECONDS)
+    status: ShellStatus = "cancelled" if stop is not None and stop.is_set() else "timed_out"
+    return ShellOutcome(status, None, "", "", may_have_written=job.may_have_written)
+
+
+def _prepare(command: str, workdir: str, mounts: Sequence[Mount], settings: ShellSettings, stopped: bool,
+             watch: Callable[[str], bool] | None) -> _Job | ShellOutcome:
+    """The checks both entry points make before the run: a job, or the outcome without one."""
+    if not isinstance(command, str) or not isinstance(workdir, str):
+        raise ToolbenchError("bench.misuse", "run_shell takes the command and workdir as strings")
+    mounts = tuple(sorted(mounts, key=lambda m: m.guest_path.count("/")))
+    if len({m.guest_path for m in mounts}) != len(mounts):
+        raise ToolbenchError("bench.misuse", "two mounts share a guest path")
+    if len(command) > settings.max_command_chars:
+        return _failed(f"command is {len(command):,} characters long; the limit is {settings.max_command_chars:,}")
+    if stopped:
+        return ShellOutcome("cancelled", None, "", "", may_have_written=False)
+    return _Job(command, guest_path(workdir), mounts, settings, watch)
 
 
 class _Job:
