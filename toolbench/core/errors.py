@@ -55,6 +55,7 @@ CODES: dict[str, str] = {
     "agent.invocation_blocked": "an earlier call's outcome is unknown; the invocation takes no more calls",
     # dispatch
     "extension.tool_error": "an extension tool raised or reported an error",
+    "extension.tool_timeout": "an extension tool did not finish in its time limit; it may still be running",
     "mcp.call_outcome_unknown": "an MCP call may have run but its result was lost; the invocation is blocked",
     "tool.result_identity_mismatch": "a tool returned a result for another call or tool",
     "tool.internal_error": "a builtin tool failed unexpectedly; the message says how",

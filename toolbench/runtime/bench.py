@@ -166,10 +166,16 @@ class Workbench:
     # tool sources -------------------------------------------------------------------------
     def register_tool(self, extension_id: str, fn: Callable[..., Any], *, name: str | None = None,
                       description: str | None = None, input_schema: dict[str, Any] | None = None,
-                      scenes: Sequence[Scene] = ("chat", "session")) -> ToolId:
-        """Register a Python callable (sync or async) as `extension/<extension_id>:<name>`."""
+                      scenes: Sequence[Scene] = ("chat", "session"), timeout: float | None = None) -> ToolId:
+        """Register a Python callable (sync or async) as `extension/<extension_id>:<name>`.
+
+        An async function's call ends with `extension.tool_timeout` after `timeout` seconds, or
+        else the profile's `tools.extension_timeout_seconds` (default 60). A sync function runs
+        inline and unbounded, unless `timeout` is given: it then runs on a worker thread and the
+        call ends with `extension.tool_timeout` when the time is up; the thread cannot be killed,
+        so the function keeps running (and may still have effects) after that result."""
         tool = make_extension_tool(extension_id, fn, name=name, description=description,
-                                   input_schema=input_schema, scenes=scenes)
+                                   input_schema=input_schema, scenes=scenes, timeout=timeout)
         self._extensions[tool.descriptor.id] = tool
         return tool.descriptor.id
 
@@ -258,8 +264,10 @@ class Workbench:
         self._invocations.append(inv)
         return inv
 
-    def _dispatch(self, inv: Invocation, tool_id: ToolId, args: dict[str, Any], round_no: int, call_id: str) -> Any:
-        """Run one call on its source: a ToolOutput, or an awaitable of one."""
+    def _dispatch(self, inv: Invocation, tool_id: ToolId, args: dict[str, Any], round_no: int, call_id: str,
+                  *, blocking: bool = False) -> Any:
+        """Run one call on its source: a ToolOutput, or an awaitable of one. `blocking` (a sync
+        caller off the loop) picks a builtin's blocking twin when it has one (tools/base.py)."""
         kind = tool_id.kind
         if kind == "builtin":
             tool = BUILTINS.get(tool_id) or INJECTED[tool_id]
@@ -269,14 +277,16 @@ class Workbench:
             ctx = ToolContext(workspace=self.workspace, profile=inv.profile, rng=self._rng(inv),
                               invocation_id=inv.id, round=round_no, call_id=call_id,
                               call_names=inv._call_names, state=inv.state, agents=self.agents,
-                              cancel=inv._cancel)
+                              cancel=inv._cancel, stop=inv._stop)
+            if blocking and tool.blocking is not None:
+                return tool.blocking(ctx, args)
             return tool.handler(ctx, args)
         if kind == "extension":
             ext = self._extensions.get(tool_id)
             if ext is None:
                 raise ToolError("extension.tool_unavailable",
                                 f"`{tool_id.name}` is no longer registered; use another tool.")
-            return ext.invoke(args)
+            return ext.invoke(args, timeout=inv.profile.tools.extension_timeout_seconds)
         return self.mcp.call(tool_id, args)
 
     def _rng(self, inv: Invocation) -> random.Random:

@@ -4,12 +4,22 @@ The input schema comes from the signature (a pydantic model built from the param
 unless one is given; a returned JSON value becomes the content (a string as-is, anything
 else as compact JSON) and the structured result; a raised exception becomes
 `extension.tool_error` with its message.
+
+Time limits (`extension.tool_timeout`): an async function is awaited on the bench loop for at
+most its tool's `timeout` or else the profile's `tools.extension_timeout_seconds`, then
+cancelled (a coroutine that ignores the cancellation is left running). A sync function runs
+inline, unbounded, unless it was registered with `timeout=`: it then runs on a daemon worker
+thread, and the call ends when the time is up, but the thread cannot be killed and runs on.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import inspect
 import json
+import math
+import threading
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,9 +39,11 @@ class ExtensionTool:
     descriptor: ToolDescriptor
     fn: Callable[..., Any]
     model: type[BaseModel] | None  # validates arguments when the schema came from the signature
+    timeout: float | None = None  # seconds; set: a sync fn runs on a worker thread with this limit
 
-    def invoke(self, args: dict[str, Any]) -> Any:
-        """Call the function: a ToolOutput, or an awaitable of one for async functions."""
+    def invoke(self, args: dict[str, Any], *, timeout: float = 60.0) -> Any:
+        """Call the function: a ToolOutput, or an awaitable of one (async functions, and sync
+        functions with a per-tool timeout). `timeout` is the profile's limit for async functions."""
         if self.model is not None:
             try:
                 kwargs = self.model.model_validate(args).__dict__  # fields only: extra is forbidden
@@ -41,6 +53,8 @@ class ExtensionTool:
         else:
             check_arguments(self.descriptor.input_schema, args)
             kwargs = args
+        if self.timeout is not None and not inspect.iscoroutinefunction(self.fn):
+            return _in_thread(self, kwargs, self.timeout)
         try:
             value = self.fn(**kwargs)
         except ToolError:
@@ -48,18 +62,77 @@ class ExtensionTool:
         except Exception as exc:
             raise _tool_error(exc) from exc
         if inspect.isawaitable(value):
-            return _finish_async(value)
+            return _finish_async(self, value, timeout if self.timeout is None else self.timeout)
         return to_output(value)
 
 
-async def _finish_async(awaitable: Any) -> ToolOutput:
+async def _finish_async(tool: ExtensionTool, awaitable: Any, timeout: float) -> ToolOutput:
     try:
-        value = await awaitable
+        value = await _bounded(tool, awaitable, timeout, threaded=False)
     except ToolError:
         raise
     except Exception as exc:
         raise _tool_error(exc) from exc
     return to_output(value)
+
+
+async def _bounded(tool: ExtensionTool, awaitable: Any, timeout: float, *, threaded: bool) -> Any:
+    """Await in a task of its own for at most `timeout` s; then cancel it and do not wait for it
+    (`asyncio.wait_for` would wait for a coroutine that ignores the cancellation)."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        task.add_done_callback(_consume)  # no "exception never retrieved" when it ends later
+        raise _timeout_error(tool, timeout, threaded=threaded)
+    return task.result()
+
+
+async def _in_thread(tool: ExtensionTool, kwargs: dict[str, Any], timeout: float) -> ToolOutput:
+    """Run a sync function on a daemon thread (one per call: a stuck call must not hold a
+    pool's slot nor the interpreter's exit) and wait at most `timeout` s for it."""
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    future.set_running_or_notify_cancel()  # running: a timeout cannot cancel it, the thread sets it
+
+    def work() -> None:
+        try:
+            future.set_result(tool.fn(**kwargs))
+        except BaseException as exc:  # handed to the caller, like an inline call's exception
+            future.set_exception(exc)
+
+    name = f"toolbench-extension-{tool.descriptor.id.name}"
+    threading.Thread(target=work, name=name, daemon=True).start()
+    try:
+        value = await _bounded(tool, asyncio.wrap_future(future), timeout, threaded=True)
+        if inspect.isawaitable(value):  # a sync function that returned a coroutine
+            value = await _bounded(tool, value, timeout, threaded=False)
+    except ToolError:
+        raise
+    except Exception as exc:
+        raise _tool_error(exc) from exc
+    return to_output(value)
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _timeout_error(tool: ExtensionTool, timeout: float, *, threaded: bool) -> ToolError:
+    name = tool.descriptor.id.name
+    if threaded:
+        why = "it may still be running in the background (a thread cannot be stopped)"
+    else:
+        why = "it was cancelled, but it may still be running if it ignores cancellation"
+    message = (f"`{name}` did not finish within {timeout:g} seconds; {why}, so its effects may still "
+               "appear. Check the state before calling it again.")
+    return ToolError("extension.tool_timeout", message,
+                     structured={"timeoutSeconds": timeout, "mayStillBeRunning": True,
+                                 "ranIn": "thread" if threaded else "loop"})
 
 
 def _tool_error(exc: Exception) -> ToolError:
@@ -88,9 +161,13 @@ def make_extension_tool(
     description: str | None = None,
     input_schema: dict[str, Any] | None = None,
     scenes: Sequence[Scene] = ("chat", "session"),
+    timeout: float | None = None,
 ) -> ExtensionTool:
     if not callable(fn):
         raise ToolbenchError("bench.misuse", f"{fn!r} is not callable")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise ToolbenchError("bench.misuse", f"timeout must be a positive number of seconds or None, not {timeout!r}")
     tool_name = str(name or getattr(fn, "__name__", ""))
     tool_id = ToolId.extension(extension_id, tool_name)
     model = None
@@ -105,7 +182,8 @@ def make_extension_tool(
     text = description if description is not None else inspect.getdoc(fn) or ""
     descriptor = ToolDescriptor(id=tool_id, description=text, input_schema=input_schema,
                                 scenes=frozenset(scenes))
-    return ExtensionTool(descriptor=descriptor, fn=fn, model=model)
+    return ExtensionTool(descriptor=descriptor, fn=fn, model=model,
+                         timeout=None if timeout is None else float(timeout))
 
 
 def _signature_model(fn: Callable[..., Any], tool_name: str) -> type[BaseModel]:

@@ -24,7 +24,7 @@ from ..core.ids import ToolId
 from ..core.profile import Profile
 from ..core.results import ToolResult, call_file_stem, error_result, project, trusted_result
 from ..core.snapshot import Binding, Snapshot
-from ..tools.base import ToolOutput
+from ..tools.base import StopSignal, ToolOutput
 from ..tools.workspace.publish import CANDIDATE_KEY, OUTPUT_KEY, PublishedOutput, settle_round
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log
 from .store import args_path, audit_path, dumps
@@ -73,6 +73,7 @@ class Invocation:
         self._bindings = {b.call_name: b for b in snapshot.bindings}
         self._signatures: dict[tuple[int, str], str] = {}  # provider metadata of calls from respond()
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
+        self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
         self._logged_output: Any = None  # the published output last written to the run log
 
     @property
@@ -101,6 +102,7 @@ class Invocation:
         profile_path = directory / PROFILE_NAME
         profile = Profile.load(profile_path) if profile_path.exists() else None
         inv = cls(bench, snapshot, records=records, gate=gate, blocked=blocked, profile=profile)
+        inv._round = max(inv._round, bench._store.highest_round(invocation_id))  # files of unlogged calls
         output = next((e["output"] for e in reversed(entries) if e.get("output") is not None), None)
         if output is not None:
             inv.state[OUTPUT_KEY] = inv._logged_output = output
@@ -210,6 +212,8 @@ class Invocation:
         invocation stays open: calls started after this are not affected."""
         with self._lock:
             event, self._cancel = self._cancel, asyncio.Event()
+            stop, self._stop = self._stop, StopSignal()
+        stop.set()
         loop = self._bench._loop
         if loop.in_loop():
             event.set()
@@ -286,7 +290,8 @@ class Invocation:
         if isinstance(step, ToolResult):
             return step
         try:
-            output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round, step.call_id)
+            output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round,
+                                           step.call_id, blocking=not self._bench._loop.in_loop())
             if inspect.isawaitable(output):
                 output = self._bench._loop.run(_awaited(output))
         except Exception as exc:
@@ -348,7 +353,11 @@ class Invocation:
             if projected is not None:
                 store = self._bench._store
                 store.write_now(projected.readable_path, projected.readable_text)
-                store.write_json_now(projected.audit_path, projected.raw)
+                try:
+                    store.write_json_now(projected.audit_path, projected.raw)
+                except ToolbenchError:
+                    store.remove(projected.readable_path)  # no readable file without its audit file
+                    raise
                 result, externalized = projected.result, True
         return self._record(step.round, step.call_id, step.call_name, step.arguments, result, step.started,
                             externalized=externalized, stem=step.stem)

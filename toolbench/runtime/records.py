@@ -98,6 +98,7 @@ class RunLog:
         try:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                _drop_torn_tail(self.path)
                 self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (kept open for appends)
             self._file.write(line)
             self._file.flush()
@@ -109,6 +110,31 @@ class RunLog:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line without its newline (a crash mid-append) before appending after it:
+    read_log ignores a torn last line, but a torn line in the middle makes the log invalid."""
+    try:
+        with open(path, "rb+") as f:
+            size = f.seek(0, 2)
+            if size == 0:
+                return
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            end = size
+            while end > 0:  # find the last newline, reading backwards in blocks
+                start = max(0, end - 65536)
+                f.seek(start)
+                cut = f.read(end - start).rfind(b"\n")
+                if cut >= 0:
+                    f.truncate(start + cut + 1)
+                    return
+                end = start
+            f.truncate(0)
+    except FileNotFoundError:
+        return
 
 
 def read_log(directory: Path) -> list[dict[str, Any]]:

@@ -10,7 +10,9 @@ written before the call returns, since the model is told to read them.
 from __future__ import annotations
 
 import json
+import os
 import queue
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from ..core.results import ARGS_ROOT, RESULTS_ROOT
 RUNTIME_DIR = ".toolbench"
 IDLE_SECONDS = 0.05
 MAX_DEFERRED = 4096
+_ROUND = re.compile(r"\.?round-(\d+)-")  # record files, and their temp files (`.<name>.<pid>.tmp`)
 
 
 class Store:
@@ -44,8 +47,29 @@ class Store:
     def path(self, relative: str) -> Path:
         return self.workspace / relative
 
+    def highest_round(self, invocation_id: str) -> int:
+        """The highest round any record file of the invocation names (0 if none).
+
+        A crash can leave a call's record files without its run-log line; a reopened invocation
+        starts after them, so its new write-once files never meet them."""
+        highest = 0
+        for root in (ARGS_ROOT, RESULTS_ROOT):
+            try:
+                names = os.listdir(self.path(f"{root}/{invocation_id}"))
+            except OSError:
+                continue
+            for name in names:
+                match = _ROUND.match(name)
+                if match:
+                    highest = max(highest, int(match.group(1)))
+        return highest
+
     def write_now(self, relative: str, text: str | bytes) -> None:
         write_once(self.path(relative), text)
+
+    def remove(self, relative: str) -> None:
+        """Take back a file this store wrote (a call that failed half way); missing is fine."""
+        self.path(relative).unlink(missing_ok=True)
 
     def write_json_now(self, relative: str, value: Any) -> None:
         """A write-once pretty JSON file, serialised straight to bytes (no text copy)."""
