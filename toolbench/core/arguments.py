@@ -70,10 +70,6 @@ class ToolArguments:
             return cls(None, wire)
         return cls(None, _compact(wire))
 
-    @classmethod
-    def empty(cls) -> ToolArguments:
-        return cls({}, None)
-
     @property
     def is_valid(self) -> bool:
         return self._value is not None

@@ -73,11 +73,7 @@ class Store:
 
     def write_json_now(self, relative: str, value: Any) -> None:
         """A write-once pretty JSON file, serialised straight to bytes (no text copy)."""
-        try:
-            data = pydantic_core.to_json(value, indent=2, by_alias=True)  # no trailing newline: no copy
-        except ValueError:  # lone surrogates or deep nesting: the tolerant text path
-            data = dumps(value).encode("utf-8", "backslashreplace")
-        write_once(self.path(relative), data)
+        write_once(self.path(relative), json_bytes(value, indent=2))
 
     def write_later(self, relative: str, value: Any) -> None:
         """Queue a write-once pretty JSON file of `value` (serialised on the writer thread)."""
@@ -139,7 +135,7 @@ class Store:
         for kind, target, value in items:
             try:
                 if kind == "file":
-                    write_once(target, dumps(value))
+                    write_once(target, json_bytes(value, indent=2) + b"\n")
                 else:
                     target.append(value)
             except ToolbenchError as exc:
@@ -177,16 +173,20 @@ def dumps(value: Any) -> str:
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
-    """JSON text of `value`, pydantic models by their aliases.
+    return json_bytes(value, indent=indent).decode("utf-8")
+
+
+def json_bytes(value: Any, *, indent: int | None = None) -> bytes:
+    """JSON of `value` as UTF-8 bytes, pydantic models by their aliases.
 
     pydantic_core is fast but refuses lone surrogates and nesting past 255 levels, and a
     model can send both (`"\\ud83d"`, deep arrays); the stdlib encoder then writes them, with
     ASCII escapes that read back to the same value (compact: the stdlib's pretty printer
     recurses in Python and stops short of the depth `json.loads` accepts)."""
     try:
-        return pydantic_core.to_json(value, indent=indent, by_alias=True).decode("utf-8")
+        return pydantic_core.to_json(value, indent=indent, by_alias=True)
     except ValueError:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=True, default=_plain)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=True, default=_plain).encode("ascii")
 
 
 def _plain(value: Any) -> Any:
