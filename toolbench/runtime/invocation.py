@@ -70,7 +70,6 @@ class Invocation:
         self.blocked: str | None = blocked
         self.state: dict[str, Any] = {}  # per-invocation tool state (read states, todos, ...)
         self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
-        self._bindings = {b.call_name: b for b in snapshot.bindings}
         self._signatures: dict[tuple[int, str], str] = {}  # provider metadata of calls from respond()
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
@@ -250,7 +249,7 @@ class Invocation:
         started = time.perf_counter()
         args = arguments if isinstance(arguments, ToolArguments) else ToolArguments.decode(arguments)
         name = call_name if isinstance(call_name, str) else str(call_name)
-        binding = self._bindings.get(name)
+        binding = self.snapshot.binding_for(name)
         tool_id = binding.tool_id if binding else None
         with self._lock:
             if call_id is None:
