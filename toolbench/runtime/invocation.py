@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import json
 import threading
 import time
 from collections.abc import Awaitable, Sequence
@@ -90,8 +91,6 @@ class Invocation:
         path = directory / SNAPSHOT_NAME
         if not path.exists():
             raise ToolbenchError("bench.misuse", f"no invocation `{invocation_id}` in {bench.workspace}")
-        import json
-
         snapshot = Snapshot.from_json(json.loads(path.read_text(encoding="utf-8")))
         entries = read_log(directory)
         calls = [e for e in entries if "record" in e]  # the others hold the published output
