@@ -16,10 +16,14 @@ from toolbench.core.errors import CODES, ToolbenchError, ToolError
 from toolbench.core.shell_settings import ShellSettings
 from toolbench.tools.base import StopSignal
 from toolbench.tools.workspace.shell_engine import (
+    _MAX_CONFIGS,
+    _MAX_IDLE_PER_CONFIG,
     SHELL_DESCRIPTION,
     SHELL_INPUT_SCHEMA,
     Mount,
     ShellOutcome,
+    _Idle,
+    _Job,
     format_result,
     guest_path,
     parse_shell_args,
@@ -316,6 +320,68 @@ def test_every_call_gets_a_fresh_interpreter(sh, ws: Path) -> None:
     second = sh('echo "${FOO:-unset} ${BAZ:-unset}"; type f; pwd; cat /work/k.txt')
     assert second.stdout == "unset unset\n/\nkept\n"
     assert "not found" in second.stderr
+
+
+def _run_job(mounts: list[Mount], command: str, settings: ShellSettings) -> tuple[ShellOutcome, Any]:
+    """Run one job the way the workers do, hand its interpreter back; return it too."""
+    job = _Job(command, "/", tuple(mounts), settings)
+    outcome = job._run()
+    bash = job._used
+    job.release()
+    return outcome, bash
+
+
+def test_a_kept_interpreter_starts_the_next_call_fresh(mounts: list[Mount], ws: Path) -> None:
+    settings = ShellSettings(timeout_seconds=7.0)  # a configuration of this test's own
+    dirty = ("export FOO=bar; BAZ=1; f() { echo f; }; alias ll='ls -l'; set -o pipefail; shopt -s nullglob; "
+             "trap 'echo trapped' EXIT; cd /work; echo kept > /work/k.txt")
+    first, used = _run_job(mounts, dirty, settings)
+    assert first.exit_code == 0
+    second, reused = _run_job(
+        mounts, 'echo "${FOO:-unset} ${BAZ:-unset}"; type f; alias; pwd; set -o | grep pipefail; shopt nullglob; '
+        "cat /work/k.txt", settings)
+    assert reused is used  # the same interpreter, reset
+    assert second.stdout == "unset unset\n/\npipefail       \toff\nnullglob       \toff\nkept\n"
+    assert "not found" in second.stderr
+
+
+def test_a_cancelled_interpreter_runs_the_next_call(mounts: list[Mount]) -> None:
+    settings = ShellSettings(timeout_seconds=8.0)
+    job = _Job("sleep 0.2; echo late", "/", tuple(mounts), settings)
+    threading.Timer(0.05, job.stop).start()
+    assert job._run().status == "cancelled"
+    used = job._used
+    job.release()
+    job.stop()  # a late stop reaches nobody: the interpreter is no longer this job's
+    outcome, reused = _run_job(mounts, "echo on", settings)
+    assert reused is used and (outcome.status, outcome.stdout) == ("exited", "on\n")
+
+
+class _FakeBash:
+    def __init__(self, fails: bool = False) -> None:
+        self.fails = fails
+        self.resets = 0
+
+    def reset(self) -> None:
+        if self.fails:
+            raise RuntimeError("cannot reset")
+        self.resets += 1
+
+
+def test_idle_interpreters_are_reset_bounded_and_dropped_when_reset_fails(mounts: list[Mount]) -> None:
+    idle = _Idle()
+    config = (tuple(mounts), ShellSettings(), "/")
+    kept = [_FakeBash() for _ in range(_MAX_IDLE_PER_CONFIG + 2)]
+    for bash in kept:
+        idle.give(config, bash)
+    idle.give(config, _FakeBash(fails=True))
+    taken = [idle.take(config) for _ in range(_MAX_IDLE_PER_CONFIG)]
+    assert all(isinstance(b, _FakeBash) and b.resets == 1 and not b.fails for b in taken)
+    assert not isinstance(idle.take(config), _FakeBash)  # none left: a new interpreter is built
+    for n in range(_MAX_CONFIGS + 1):  # the oldest configuration is dropped
+        idle.give((tuple(mounts), ShellSettings(), f"/work/{n}"), _FakeBash())
+    assert not isinstance(idle.take((tuple(mounts), ShellSettings(), "/work/0")), _FakeBash)
+    assert isinstance(idle.take((tuple(mounts), ShellSettings(), f"/work/{_MAX_CONFIGS}")), _FakeBash)
 
 
 def test_the_command_cap_is_per_call(sh) -> None:

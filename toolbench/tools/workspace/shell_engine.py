@@ -8,10 +8,14 @@ go straight to the host disk, so they persist when the command later fails, time
 cancelled. Nothing else of the host is visible: no host programs, no host environment (only
 `HOME=/`), no network (bashkit's default). Symlinks that leave a mount are refused by bashkit.
 
-Each call runs in a worker thread (building an interpreter costs about 0.5 ms and should not
-block the event loop). Cancellation sets bashkit's flag, which the interpreter checks between
-commands and inside embedded Python; a builtin already running (`sleep`) finishes first, so
-`run_shell` waits at most `_STOP_GRACE_SECONDS` for it and then reports the cancel anyway.
+Each call runs in a worker thread, so a long command never blocks the event loop and a sync
+caller stays interruptible. Building an interpreter costs about 0.5 ms, so interpreters are
+kept per configuration (`_Idle`) and bashkit's `reset()` (a rebuild with the same config and
+mounts, ~0.1 ms) runs after each call, in the worker once the caller has its outcome: every
+call still starts from a fresh shell. Cancellation sets bashkit's flag, which the interpreter
+checks between commands and inside embedded Python; a builtin already running (`sleep`)
+finishes first, so `run_shell` waits at most `_STOP_GRACE_SECONDS` for it and then reports
+the cancel anyway.
 
 bashkit keeps no log of writes through a real mount, and its snapshot diff covers only the
 in-memory filesystem, so the outcome does not list changed paths. `may_have_written` is a cheap
@@ -37,6 +41,7 @@ import posixpath
 import queue
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,6 +202,7 @@ def run_shell_blocking(
             box.append(exc)
         done.set()
         wake.set()
+        job.release()
 
     forget = stop.on_set(wake.set) if stop is not None else None
     try:
@@ -235,7 +241,7 @@ def _prepare(command: str, workdir: str, mounts: Sequence[Mount], settings: Shel
 
 
 class _Job:
-    """One call's interpreter, built and run in a worker thread; `stop` may come from any thread."""
+    """One call's interpreter, taken and run in a worker thread; `stop` may come from any thread."""
 
     def __init__(self, command: str, workdir: str, mounts: tuple[Mount, ...], settings: ShellSettings,
                  watch: Callable[[str], bool] | None = None) -> None:
@@ -247,14 +253,16 @@ class _Job:
         self.may_have_written = False
         self._lock = threading.Lock()
         self._stopped = False
-        self._bash: Any = None
+        self._bash: Any = None  # the interpreter while its command runs, so `stop` can reach it
+        self._used: Any = None  # the interpreter to hand back once the caller has the outcome
 
     def stop(self) -> None:
+        # Under the lock: once `_run` has let go of the interpreter, a late stop cannot cancel
+        # the next call that uses it.
         with self._lock:
             self._stopped = True
-            bash = self._bash
-        if bash is not None:
-            bash.cancel()
+            if self._bash is not None:
+                self._bash.cancel()
 
     def run_into(self, loop: asyncio.AbstractEventLoop, done: asyncio.Future[ShellOutcome]) -> None:
         try:
@@ -263,9 +271,16 @@ class _Job:
             _settle(loop, done, exc)
         else:
             _settle(loop, done, outcome)
+        self.release()
+
+    def release(self) -> None:
+        """Reset the interpreter and keep it for the next call of this configuration."""
+        bash, self._used = self._used, None
+        if bash is not None:
+            _IDLE.give((self.mounts, self.settings, self.workdir), bash)
 
     def _run(self) -> ShellOutcome:
-        bash = _interpreter(self.mounts, self.settings, self.workdir)
+        bash = self._used = _IDLE.take((self.mounts, self.settings, self.workdir))
         if not _is_directory(bash, self.workdir):
             return _failed(f"workdir {self.workdir}: No such directory")
         self.may_have_written = _may_write(bash, self.command)
@@ -279,10 +294,12 @@ class _Job:
         try:
             result = bash.execute_sync(self.command)
         except Exception as exc:  # bashkit raises RuntimeError for faults of its own
+            self._used = None  # in an unknown state: not kept
             return _failed(f"shell engine error: {exc}", self.may_have_written)
+        finally:
+            with self._lock:
+                stopped, self._bash = self._stopped, None
         elapsed = time.monotonic() - started
-        with self._lock:
-            stopped = self._stopped
         outcome = _outcome(result, elapsed, self.settings, stopped, self.may_have_written)
         if watch is None:
             return outcome
@@ -308,7 +325,51 @@ def _settle(loop: asyncio.AbstractEventLoop, done: asyncio.Future[ShellOutcome],
         loop.call_soon_threadsafe(settle)
 
 
+_Config = tuple[tuple[Mount, ...], ShellSettings, str]  # mounts, limits, workdir
+
+
+class _Idle:
+    """Interpreters waiting for their next call, by configuration (the least recently used
+    configurations are dropped past `_MAX_CONFIGS`). Each is reset before it is kept, so
+    taking one is as good as building it; an idle interpreter holds about 0.1 MB."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: OrderedDict[_Config, list[Any]] = OrderedDict()
+
+    def take(self, config: _Config) -> Any:
+        with self._lock:
+            kept = self._idle.get(config)
+            if kept:
+                self._idle.move_to_end(config)
+                return kept.pop()
+        return _interpreter(*config)
+
+    def give(self, config: _Config, bash: Any) -> None:
+        try:
+            bash.reset()  # variables, functions, options, cwd and the cancel flag; mounts and limits stay
+        except Exception:  # an interpreter that cannot reset is dropped, never reused
+            return
+        with self._lock:
+            kept = self._idle.setdefault(config, [])
+            self._idle.move_to_end(config)
+            if len(kept) < _MAX_IDLE_PER_CONFIG:
+                kept.append(bash)
+            while len(self._idle) > _MAX_CONFIGS:
+                self._idle.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._idle.clear()
+
+
+_MAX_CONFIGS: Final = 32
+_MAX_IDLE_PER_CONFIG: Final = 4
+_IDLE: Final = _Idle()
+
+
 def _interpreter(mounts: tuple[Mount, ...], settings: ShellSettings, workdir: str) -> Any:
+    """A new interpreter over `mounts`, starting in `workdir`, with the call limits of `settings`."""
     bash = bashkit.BashTool(
         cwd=workdir,
         env=_ENV,
