@@ -44,3 +44,27 @@ def test_search_skips_runtime_folders(call) -> None:
     (call.bench.workspace / "tool-args" / "x.json").write_text("secretword\n")
     r = call.ok("search_files", {"query": "secretword"})
     assert r.structured["matches"] == []
+
+
+def test_read_takes_whole_files_and_refuses_those_over_the_limit(tmp_path) -> None:
+    from toolbench.tools.workspace.search import _FIRST_READ, _read
+
+    sizes = (0, 10, _FIRST_READ - 1, _FIRST_READ, _FIRST_READ + 1, 3 * _FIRST_READ + 5)
+    for size in sizes:
+        path = tmp_path / f"f{size}"
+        path.write_bytes(bytes(i % 251 for i in range(size)))
+        assert _read(str(path), 10**9) == path.read_bytes()
+        assert _read(str(path), size) == path.read_bytes()  # exactly at the limit
+        if size:
+            assert _read(str(path), size - 1) is None
+    assert _read(str(tmp_path / "missing"), 100) is None
+    assert _read(str(tmp_path), 100) is None  # a folder
+
+
+def test_a_hit_past_the_first_read_is_found(call) -> None:
+    from toolbench.tools.workspace.search import _FIRST_READ
+
+    body = "filler line\n" * (_FIRST_READ // 6)
+    (call.bench.workspace / "work" / "big.txt").write_text(body + "the NEEDLE at the end\n")
+    r = call.ok("search_files", {"query": "needle"})
+    assert [(m["path"], m["line"]) for m in r.structured["matches"]] == [("work/big.txt", _FIRST_READ // 6 + 1)]

@@ -113,25 +113,36 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return _render(query, res.display, regex, case_sensitive, hits, found, has_more, context, scanned, skipped)
 
 
+_FIRST_READ = 1 << 16  # most files are smaller: one read, no fstat
+
+
 def _read(host: str, max_bytes: int) -> bytes | None:
     """The file's bytes; None when it cannot be read or is over `max_bytes`.
 
-    os.open/os.read: io.open's buffered file object costs more than reading a small file."""
+    os.open/os.read: io.open's buffered file object costs more than reading a small file.
+    A read that comes back short reached the end of the file, so only a larger file pays
+    for an fstat (and a 64 KiB request stays below malloc's mmap threshold)."""
     try:
         fd = os.open(host, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
+        want = min(_FIRST_READ, max_bytes + 1)
+        data = os.read(fd, want)
+        if len(data) < want:
+            return data
+        if len(data) > max_bytes:
+            return None
         size = os.fstat(fd).st_size
         if size > max_bytes:
             return None
-        data = os.read(fd, size + 1)
+        data += os.read(fd, max(size + 1 - len(data), 1))
         if len(data) > size:  # the file grew since fstat: read the rest, as f.read() would
             parts = [data]
             while chunk := os.read(fd, 1 << 20):
                 parts.append(chunk)
             data = b"".join(parts)
-        return data
+        return data if len(data) <= max_bytes else None
     except OSError:
         return None
     finally:

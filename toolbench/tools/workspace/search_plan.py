@@ -8,7 +8,8 @@ finds the same lines as running the str regex over the whole decoded file:
   holding none of them cannot match and is never decoded. When the search folds case,
   needles are ASCII, lowered, and compared against `data.lower()`; the four non-ASCII
   characters that fold onto ASCII letters (U+0130, U+0131 and U+212A, U+017F onto i, k, s)
-  void that test for a file that holds them (`fold_risky`).
+  void that test for a file that holds one folding onto a letter of the needles
+  (`fold_specials`).
 - `line_local`: no match can span a newline (nor use `\\A`/`\\Z`), so only the lines that hold
   a needle need the regex, each decoded alone; with `literal_only`, holding the needle is
   the match (plain text), and no regex runs at all.
@@ -26,9 +27,9 @@ from dataclasses import dataclass
 from re import _parser as sre  # type: ignore[attr-defined]
 from typing import Any
 
-# Non-ASCII characters that Python's IGNORECASE matches against ASCII letters, by letter.
-FOLD_SPECIALS = tuple(ch.encode() for ch in "\u0130\u0131\u212a\u017f")  # U+0130 U+0131 U+212A (Kelvin) U+017F
-_RISKY_LETTERS = frozenset("iks")
+# Non-ASCII characters that Python's IGNORECASE matches against ASCII letters, by letter:
+# U+0130 and U+0131 (dotted and dotless I), U+212A (Kelvin sign), U+017F (long s).
+FOLD_SPECIALS = {"i": ("\u0130".encode(), "\u0131".encode()), "k": ("\u212a".encode(),), "s": ("\u017f".encode(),)}
 _LINE_SAFE_CATEGORIES = frozenset({sre.CATEGORY_DIGIT, sre.CATEGORY_WORD, sre.CATEGORY_NOT_SPACE})
 _SPACE_CATEGORIES = frozenset({sre.CATEGORY_SPACE, sre.CATEGORY_NOT_SPACE})
 _REPEATS = frozenset({sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT})
@@ -42,7 +43,7 @@ class Plan:
     bytes_pattern: re.Pattern[bytes] | None
     needles: tuple[bytes, ...]
     fold: bool
-    fold_risky: bool
+    fold_specials: tuple[bytes, ...]  # FOLD_SPECIALS onto the needles' letters, when folding
     line_local: bool
     literal_only: bool
     bytes_needs_space_check: bool
@@ -55,7 +56,9 @@ class Plan:
 
     def needle_test_valid(self, data: bytes) -> bool:
         """False when case folding could match a needle through a non-ASCII letter in this file."""
-        return not (self.fold_risky and not data.isascii() and any(s in data for s in FOLD_SPECIALS))
+        # A special's lead byte is looked for first: one memchr, far cheaper than a substring search.
+        return not self.fold_specials or data.isascii() or not any(
+            s[0] in data and s in data for s in self.fold_specials)
 
 
 def make_plan(query: str, regex: bool, case_sensitive: bool) -> Plan:
@@ -77,10 +80,11 @@ def make_plan(query: str, regex: bool, case_sensitive: bool) -> Plan:
             bytes_pattern = re.compile(source.encode("ascii"), flags & ~re.UNICODE)
         except re.error:  # \u escapes, (?u): str-only syntax
             bytes_pattern = None
-    risky = fold and any(ch in _RISKY_LETTERS for n in needles for ch in n.decode("ascii", "replace"))
+    letters = {chr(b) for n in needles for b in n} if fold else set()
+    specials = tuple(s for letter, found in FOLD_SPECIALS.items() if letter in letters for s in found)
     literal_only = (not regex and safe and len(needles) == 1
                     and needles[0] == (query.lower() if fold else query).encode("utf-8"))
-    return Plan(pattern=pattern, bytes_pattern=bytes_pattern, needles=needles, fold=fold, fold_risky=risky,
+    return Plan(pattern=pattern, bytes_pattern=bytes_pattern, needles=needles, fold=fold, fold_specials=specials,
                 line_local=safe, literal_only=literal_only, bytes_needs_space_check=_uses_space(items))
 
 
