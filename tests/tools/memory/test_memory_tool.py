@@ -31,6 +31,27 @@ def test_write_then_read_list_and_the_file_format(inv, mem):
     assert "- [prefers-tabs] type=user — Prefers tabs" in (files(inv._bench) / "global" / "MEMORY.md").read_text()
 
 
+def test_memory_md_lists_each_scope_newest_first_and_follows_every_change(inv, mem):
+    from datetime import timedelta
+
+    clock = iter(NOW + timedelta(minutes=n) for n in range(100))
+    inv.state["memory.clock"] = lambda: next(clock)
+    mem("write", **note("alpha", description="First"))
+    mem("write", **note("beta", type="reference", description="Second", body="Run sudo before deploys."))
+    mem("write", **note("gamma", scope="project", type="project", description="Third"))
+    mem("update", slug="daily-2026-03-10", mode="append", body="a journal line")
+    mem("write", **note("delta", type="feedback", description="Fourth"))
+    base = files(inv._bench)
+    assert (base / "global" / "MEMORY.md").read_text() == (
+        "# Memory\n\n- [delta] type=feedback — Fourth\n- [beta] type=reference (unreviewed) — Second\n"
+        "- [alpha] type=user — First\n")
+    assert (base / "project" / "MEMORY.md").read_text() == "# Memory\n\n- [gamma] type=project — Third\n"
+    mem("update", slug="alpha", scope="global", body="Changed.")
+    mem("delete", slug="delta", scope="global")
+    assert (base / "global" / "MEMORY.md").read_text() == (
+        "# Memory\n\n- [alpha] type=user — First\n- [beta] type=reference (unreviewed) — Second\n")
+
+
 def test_layout_puts_each_type_in_its_folder(inv, mem):
     mem("write", **note("proj-note", scope="project", type="project"))
     mem("write", **note("ref-note", scope="global", type="reference"))

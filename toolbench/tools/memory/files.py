@@ -208,10 +208,8 @@ def render_entry(entry: Entry) -> str:
     return frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=_HANDLER, **meta), handler=_HANDLER) + "\n"
 
 
-def render_index(rows: list[Any]) -> str:
-    """MEMORY.md: the non-daily entries (index rows), newest first."""
-    lines = ["# Memory", ""]
-    for r in rows:
-        flag = " (unreviewed)" if r["unreviewed"] else ""
-        lines.append(f"- [{r['slug']}] type={r['type']}{flag} — {r['description']}")
-    return "\n".join(lines) + "\n"
+def render_index(rows: list[tuple[str, str, int, str]]) -> str:
+    """MEMORY.md from (slug, type, unreviewed, description) rows, newest first."""
+    lines = [f"- [{slug}] type={kind}{' (unreviewed)' if unreviewed else ''} — {description}\n"
+             for slug, kind, unreviewed, description in rows]
+    return "# Memory\n\n" + "".join(lines)

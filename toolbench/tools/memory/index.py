@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from .files import Entry, Layout, parse_entry
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5  # upstream's 4, plus the covering index memory_meta_listing
 FTS_LIMIT: Final = 32
 
 _SCHEMA = """
@@ -54,7 +54,9 @@ CREATE TABLE memory_meta (
     UNIQUE (scope, workdir_hash, slug),
     CHECK (type != 'daily' OR (scope = 'global' AND date_local IS NOT NULL))
 );
-CREATE INDEX memory_meta_updated ON memory_meta (workdir_hash, updated_at);
+-- Covers MEMORY.md, the list and the quota count without reading the rows (bodies are large).
+CREATE INDEX memory_meta_listing ON memory_meta (
+    scope, workdir_hash, updated_at DESC, slug DESC, type, unreviewed, description);
 CREATE INDEX memory_meta_type ON memory_meta (type);
 CREATE INDEX memory_meta_daily ON memory_meta (date_local) WHERE type = 'daily';
 CREATE VIRTUAL TABLE memory_fts USING fts5(
@@ -212,11 +214,13 @@ class MemoryIndex:
 
     # reading ------------------------------------------------------------------------------
     def _scope_clause(self, scope: str) -> tuple[str, list[Any]]:
+        # Global rows carry an empty workdir_hash (put); saying so lets memory_meta_listing order them.
         if scope == "global":
-            return "m.scope = 'global'", []
+            return "(m.scope = 'global' AND m.workdir_hash = '')", []
         if scope == "project":
             return "(m.scope = 'project' AND m.workdir_hash = ?)", [self.workdir_hash]
-        return "(m.scope = 'global' OR (m.scope = 'project' AND m.workdir_hash = ?))", [self.workdir_hash]
+        return ("((m.scope = 'global' AND m.workdir_hash = '') OR (m.scope = 'project' AND m.workdir_hash = ?))",
+                [self.workdir_hash])
 
     def _filters(self, scope: str, types: Iterable[str]) -> tuple[str, list[Any]]:
         clause, params = self._scope_clause(scope)
@@ -231,6 +235,16 @@ class MemoryIndex:
         with self.lock:
             return self.db.execute(f"SELECT {cols} FROM memory_meta m WHERE {clause} "
                                    "ORDER BY m.updated_at DESC, m.slug DESC LIMIT ?", [*params, limit]).fetchall()
+
+    def headlines(self, scope: str, types: Iterable[str]) -> list[tuple[str, str, int, str]]:
+        """(slug, type, unreviewed, description) of the entries, newest first (MEMORY.md): plain
+        tuples, since every write reads them all and a `sqlite3.Row` costs more per row."""
+        clause, params = self._filters(scope, types)
+        with self.lock:
+            cursor = self.db.cursor()
+            cursor.row_factory = None
+            return cursor.execute(f"SELECT m.slug, m.type, m.unreviewed, m.description FROM memory_meta m "
+                                  f"WHERE {clause} ORDER BY m.updated_at DESC, m.slug DESC", params).fetchall()
 
     def find(self, slug: str) -> list[sqlite3.Row]:
         """Rows of this slug in global and the current project."""

@@ -307,7 +307,7 @@ class MemoryStore:
             self._refresh_memory_md(entry.scope)
 
     def _refresh_memory_md(self, scope: str) -> None:
-        rows = self.index.rows(scope, TYPES, 1_000_000)
+        rows = self.index.headlines(scope, TYPES)
         write_atomic(self.layout.scope_dir(scope) / INDEX_FILE, render_index(rows), durable=False)
 
     def _mutation(self, status: str, entry: Entry, *, evidence: Any, risk: str, mode: str | None = None) -> dict:
