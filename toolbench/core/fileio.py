@@ -12,15 +12,21 @@ from pathlib import Path
 from .errors import ToolbenchError
 
 
-def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
-    """Replace `path` with `text`: temp file, fsync, rename. Readers see old or new, never torn."""
+def encode_text(text: str) -> bytes:
+    """The UTF-8 bytes every text file is written as. backslashreplace: a lone surrogate (half
+    an emoji a model sent) becomes `\\udXXX` text, which a JSON string reads back as the same
+    character, instead of failing the write."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def write_atomic(path: Path, text: str | bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `text` (or bytes): temp file, fsync, rename. Readers see old or new, never torn."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = text if isinstance(text, bytes) else encode_text(text)
     try:
-        # backslashreplace: a lone surrogate (half an emoji a model sent) is written as `\udXXX`
-        # text, which a JSON string reads back as the same character, instead of failing the write.
-        with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
+        with open(tmp, "wb") as f:
+            f.write(data)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
@@ -35,15 +41,10 @@ def write_once(path: Path, text: str | bytes, *, read_only: bool = True) -> None
     """Create `path` with `text` (or bytes); refuse if it exists. Written whole, then made read-only."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = text if isinstance(text, bytes) else encode_text(text)
     try:
-        if isinstance(text, bytes):
-            with open(tmp, "wb") as fb:
-                fb.write(text)
-        else:
-            # backslashreplace: a lone surrogate (half an emoji a model sent) is written as `\udXXX`
-            # text, which a JSON string reads back as the same character, instead of failing the write.
-            with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-                f.write(text)
+        with open(tmp, "wb") as f:
+            f.write(data)
         if read_only:
             os.chmod(tmp, 0o444)
         os.link(tmp, path)  # fails if path exists: never overwrites

@@ -61,3 +61,16 @@ def test_delete_link_removes_only_the_link(call, tmp_path) -> None:
     (call.bench.workspace / "work" / "ln").symlink_to(target)
     r = call.ok("delete", {"path": "work/ln"})
     assert r.structured["kind"] == "link" and target.exists()
+
+
+def test_a_lone_surrogate_is_written_escaped_and_the_file_stays_editable(call) -> None:
+    # Half an emoji, as a model can send it: written as `\ud83d` text, never a failed call
+    # after the file changed; the version the tools remember is that of the bytes on disk.
+    path = call.bench.workspace / "work" / "s.txt"
+    r = call.ok("write_file", {"path": "work/s.txt", "content": "q\ud83dx\n"})
+    assert path.read_bytes() == b"q\\ud83dx\n" and r.structured["totalLines"] == 1
+    call.ok("write_file", {"path": "work/s.txt", "content": "y\udc00\n", "mode": "append"})
+    call.ok("read_file", {"path": "work/s.txt"})
+    call.ok("apply_patch", {"path": "work/s.txt", "old_string": "x", "new_string": "\ud800"})
+    call.ok("apply_patch", {"path": "work/s.txt", "old_string": "y", "new_string": "z"})  # no re-read needed
+    assert path.read_bytes() == b"q\\ud83d\\ud800\nz\\udc00\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...core.errors import ToolbenchError, ToolError
-from ...core.fileio import write_atomic
+from ...core.fileio import encode_text, write_atomic
 from ..base import ToolContext
 from .paths import Resolved, Workspace
 
@@ -73,6 +73,11 @@ def _not_text(res: Resolved, why: str) -> ToolError:
                      "Use the shell (e.g. `xxd`, `file`) to inspect it.", structured={"path": res.display})
 
 
+def count_lines(text: str) -> int:
+    """`len(split_lines(text))` without making the lines."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines split at `\\n`, each without its `\\n` (a `\\r` stays); "" has no lines."""
     if not text:
@@ -105,12 +110,10 @@ def note_read(ctx: ToolContext, res: Resolved, version: Version, start: int, end
     return state
 
 
-def note_written(ctx: ToolContext, res: Resolved, text: str) -> Version:
-    """After a tool wrote `text` to `res`: the model knows this version in full."""
-    data = text.encode("utf-8")
+def note_written(ctx: ToolContext, res: Resolved, data: bytes, total_lines: int) -> Version:
+    """After a tool wrote `data` (of `total_lines` lines) to `res`: the model knows this version in full."""
     version = version_of(res.real, data)
-    total = len(split_lines(text))
-    _reads(ctx)[str(res.real)] = ReadState(version, total, total)
+    _reads(ctx)[str(res.real)] = ReadState(version, total_lines, total_lines)
     return version
 
 
@@ -157,12 +160,14 @@ def require_current(ctx: ToolContext, res: Resolved, data: bytes, *, action: str
                         "and re-derive your change from the new text.", structured={"path": res.display})
 
 
-def write_text(res: Resolved, text: str) -> None:
-    """Atomic replace; storage failures become a recoverable error for the model."""
+def write_text(res: Resolved, text: str) -> bytes:
+    """Atomic replace; gives the bytes written. Storage failures become a recoverable error for the model."""
+    data = encode_text(text)
     try:
-        write_atomic(res.real, text, durable=False)
+        write_atomic(res.real, data, durable=False)
     except ToolbenchError as exc:
         raise ToolError("workspace.io_error", f"`{res.display}` could not be written: {exc.message}") from exc
+    return data
 
 
 def call_name(ctx: ToolContext, native: str) -> str:

@@ -8,7 +8,7 @@ from ...core.descriptors import ToolDescriptor
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .edit_match import apply_edit, unified_diff
-from .files import decode, note_written, read_bytes, require_current, split_lines, version_json, write_text
+from .files import count_lines, decode, note_written, read_bytes, require_current, version_json, write_text
 from .paths import Workspace
 
 _NOTES = {
@@ -65,9 +65,9 @@ def apply_patch(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         structured["diff"] = diff
         lines[0] = f"Dry run (nothing written): {res.display}"
         return ToolOutput(content="\n".join(lines) + "\n\n" + (diff or "(no change)"), structured=structured)
-    write_text(res, result.text)
-    version = note_written(ctx, res, result.text)
-    structured.update(totalLines=len(split_lines(result.text)), **version_json(version))
+    total = count_lines(result.text)
+    version = note_written(ctx, res, write_text(res, result.text), total)
+    structured.update(totalLines=total, **version_json(version))
     return ToolOutput(content="\n".join(lines), structured=structured, resource_refs=(res.display,))
 
 

@@ -12,12 +12,12 @@ from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .files import (
     _reads,
+    count_lines,
     decode,
     forget,
     note_written,
     read_bytes,
     require_current,
-    split_lines,
     version_json,
     version_of,
     write_text,
@@ -93,13 +93,13 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
             text = old + content
     else:
         text = content
-    write_text(res, text)
+    written = write_text(res, text)
+    lines = count_lines(text)
     if not existed or mode == "replace" or knew:
-        version = note_written(ctx, res, text)
+        version = note_written(ctx, res, written, lines)
     else:
-        version = version_of(res.real, text.encode("utf-8"))
+        version = version_of(res.real, written)
     verb = "Created" if not existed else ("Appended to" if mode == "append" else "Replaced")
-    lines = len(split_lines(text))
     return ToolOutput(
         content=f"{verb} `{res.display}` ({len(content)} characters written; the file has {lines} lines).",
         structured={"path": res.display, "mode": mode, "existedBefore": existed, "charsWritten": len(content),
