@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from unittest import mock
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from toolbench.core.errors import CODES, ToolError
+from toolbench.tools.workspace import edit_match
 from toolbench.tools.workspace.edit_match import _Match, _splice, apply_edit, dry_run, unified_diff
 
 
@@ -386,9 +388,21 @@ def _render(lines):
 
 
 @settings(max_examples=400)
-@given(st.lists(LINE, max_size=10), st.lists(LINE, min_size=1, max_size=4), st.lists(LINE, max_size=3))
-def test_whole_line_passes_agree_with_a_naive_window_scan(file_lines, old_lines, new_lines):
-    text, old, new = _render(file_lines), _render(old_lines), _render(new_lines)
+@given(st.lists(LINE, max_size=10), st.lists(LINE, min_size=1, max_size=4), st.lists(LINE, max_size=3), st.booleans())
+def test_whole_line_passes_agree_with_a_naive_window_scan(file_lines, old_lines, new_lines, bom):
+    _agrees_with_the_oracle(file_lines, old_lines, new_lines, bom)
+
+
+@settings(max_examples=300)
+@given(st.lists(LINE, max_size=10), st.lists(LINE, min_size=1, max_size=4), st.lists(LINE, max_size=3), st.booleans())
+def test_whole_line_passes_agree_with_a_naive_window_scan_over_the_whole_file(file_lines, old_lines, new_lines, bom):
+    # No stretches around the anchor lines: the path taken when a file has too many of them.
+    with mock.patch.object(edit_match, "_MAX_CANDIDATE_LINES", 0):
+        _agrees_with_the_oracle(file_lines, old_lines, new_lines, bom)
+
+
+def _agrees_with_the_oracle(file_lines, old_lines, new_lines, bom):
+    text, old, new = ("\ufeff" if bom else "") + _render(file_lines), _render(old_lines), _render(new_lines)
     assume(old not in text and old.replace("\r\n", "\n") not in text.replace("\r\n", "\n"))
     strategy, lines = _oracle_windows(text, old, new)
     try:

@@ -15,7 +15,9 @@ picks indentation windows before checking their shift, so a rejected window can 
 overlapping one; here only valid windows take part in the leftmost, non-overlapping choice.
 
 Every pass is linear in the size of the file: searches run as `str.find` over the text or over
-one joined string of per-line keys, never as a loop over windows. Pure: no I/O.
+one joined string of per-line keys, never as a loop over windows. The whole-line passes build
+those keys only for the stretches around the lines that hold old_string's longest trimmed line
+(`_candidate_views`), so a large file costs little more than that one search. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -157,11 +159,57 @@ def _find(text: str, old: str, new: str) -> tuple[Strategy, list[_Match]]:
     pattern = _Pattern.parse(old)
     if pattern is None or any(core not in text for core in pattern.cores()):
         return "exact", []  # a whole-line window needs every trimmed line of old_string in the file
-    lines = _Lines(text)
-    matches = _trailing_whitespace(lines, pattern, rendered)
+    views = _candidate_views(text, pattern) or [_Lines(text)]
+    matches = [m for view in views for m in _trailing_whitespace(view, pattern, rendered)]
     if matches:
         return "trailing_whitespace", matches
-    return "indentation", _indentation(lines, pattern, new_lf, eol)
+    return "indentation", [m for view in views for m in _indentation(view, pattern, new_lf, eol)]
+
+
+def _candidate_views(text: str, pattern: _Pattern) -> list[_Lines] | None:
+    """The only stretches of `text` where a whole-line window can match, or None for all of it.
+
+    A window's line at old_string's anchor row (the one with the longest trimmed text) holds
+    that text, so every window is the one placed by an occurrence of it; windows that overlap
+    are merged into one stretch. Matching within the stretches finds what matching the whole
+    file finds: no window crosses from one stretch into another. Past `_MAX_CANDIDATE_LINES`
+    candidate lines the whole file is cheaper, and is used."""
+    cores = [key.lstrip(_WS) for key in pattern.rkeys]
+    anchor = max(range(len(cores)), key=lambda j: len(cores[j]))
+    core, height = cores[anchor], len(cores)
+    if not core:
+        return None
+    spans: list[list[int]] = []  # [first line, start offset, end offset] of each merged stretch
+    line, counted = 0, 0
+    pos = text.find(core)
+    while pos != -1:
+        line += text.count("\n", counted, pos)
+        line_start = text.rfind("\n", 0, pos) + 1
+        counted = pos = line_start
+        first, start = line - anchor, line_start
+        for _ in range(min(anchor, line)):  # back to the window's first line
+            start = text.rfind("\n", 0, start - 1) + 1
+        end = line_start
+        for _ in range(height - anchor):  # on past the window's last line, its newline included
+            end = text.find("\n", end) + 1
+            if end == 0:
+                end = len(text)
+                break
+        if first >= 0:
+            if spans and start <= spans[-1][2]:
+                spans[-1][2] = end
+            else:
+                spans.append([first, start, end])
+        if len(spans) * height > _MAX_CANDIDATE_LINES:
+            return None
+        next_line = text.find("\n", pos)
+        if next_line == -1:
+            break
+        pos = text.find(core, next_line + 1)
+    return [_Lines(text, start, end, first) for first, start, end in spans]
+
+
+_MAX_CANDIDATE_LINES = 20_000
 
 
 def _crlf_dominant(text: str) -> bool:
@@ -233,12 +281,15 @@ class _Pattern(NamedTuple):
 
 
 class _Lines:
-    """The file's lines: split at LF; a line's content drops its EOL (and the CR of a CRLF), the
+    """The file's lines, or those of `text[start:end]` (whole lines, from line `first_line`,
+    0-based): split at LF; a line's content drops its EOL (and the CR of a CRLF), the file's
     first line starts after a BOM, and a final unterminated line counts only if non-empty."""
 
-    def __init__(self, text: str) -> None:
-        self.bom = 1 if text.startswith(_BOM) else 0
-        self.pieces = text[self.bom :].split("\n")
+    def __init__(self, text: str, start: int = 0, end: int | None = None, first_line: int = 0) -> None:
+        self.bom = 1 if start == 0 and text.startswith(_BOM) else 0
+        self.start = start + self.bom  # the offset of the first line's content in the file
+        self.first_line = first_line
+        self.pieces = text[self.start : end].split("\n")
         self.count = len(self.pieces) - (self.pieces[-1] == "")
         self.rkeys = [p.rstrip(_WS) for p in self.pieces[: self.count]]
         self._cum: list[int] | None = None
@@ -259,11 +310,12 @@ class _Lines:
     def _offset(self, k: int) -> int:
         if self._cum is None:
             self._cum = list(accumulate(map(len, self.pieces)))
-        return self.bom + (self._cum[k - 1] + k if k else 0)
+        return self.start + (self._cum[k - 1] + k if k else 0)
 
     def matches(self, windows: list[tuple[int, str]], pattern: _Pattern) -> list[_Match]:
         height = len(pattern.rkeys)
-        return [_Match(*self.span(i, height, pattern.ends_with_newline), rep, i + 1) for i, rep in windows]
+        return [_Match(*self.span(i, height, pattern.ends_with_newline), rep, self.first_line + i + 1)
+                for i, rep in windows]
 
 
 def _joined(keys: list[str]) -> str:
