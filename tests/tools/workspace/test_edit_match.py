@@ -460,3 +460,35 @@ def test_unified_diff_of_a_long_file_numbers_hunks_in_the_whole_file():
         " line 52",
         " line 53",
     ]
+
+
+def _collapsed_search(text, old):
+    """The line-endings pass as the reference describes it: search the file with its BOM dropped
+    and each CRLF collapsed to LF, then map the hits back to the file's offsets."""
+    bom = 1 if text.startswith("\ufeff") else 0
+    needle = old.removeprefix("\ufeff").replace("\r\n", "\n")
+    view, offsets = "", []  # offsets[v]: the file offset of view character v
+    i = bom
+    while i < len(text):
+        if text.startswith("\r\n", i):
+            view, offsets, i = view + "\n", [*offsets, i], i + 2
+        else:
+            view, offsets, i = view + text[i], [*offsets, i], i + 1
+    offsets.append(len(text))
+    hits, pos = [], view.find(needle)
+    while needle and pos != -1:
+        end = pos + len(needle)
+        hits.append((offsets[pos], offsets[end - 1] + (2 if text.startswith("\r\n", offsets[end - 1]) else 1)))
+        pos = view.find(needle, end)
+    return hits
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet="ab\r\n\ufeff", max_size=30), st.text(alphabet="ab\r\n\ufeff", min_size=1, max_size=6),
+       st.booleans())
+def test_the_line_endings_pass_finds_the_collapsed_search_hits(text, old, bom):
+    text = ("\ufeff" if bom else "") + text
+    needle = old.removeprefix("\ufeff").replace("\r\n", "\n")
+    assume(needle and (bom or text.startswith("\ufeff") or needle != old or "\r\n" in text))
+    found = [(m.start, m.end) for m in edit_match._line_endings(text, old, "x")]
+    assert found == _collapsed_search(text, old)

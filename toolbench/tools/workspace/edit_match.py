@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import add, eq
+from operator import eq
 from typing import Literal, NamedTuple
 
 from ...core.errors import ToolError
@@ -232,30 +231,23 @@ def _exact(text: str, old: str, new: str) -> list[_Match]:
 def _line_endings(text: str, old: str, rendered: str) -> list[_Match]:
     bom = 1 if text.startswith(_BOM) else 0
     needle = old.removeprefix(_BOM).replace("\r\n", "\n")
-    parts = text[bom:].split("\r\n")
-    if not needle or (not bom and len(parts) == 1 and needle == old):
+    if not needle or (not bom and needle == old and "\r\n" not in text):
         return []  # empty, or the same search as the exact pass
-    view = "\n".join(parts)  # the file without its BOM and without each CR of a CRLF
-    hits: list[int] = []
-    pos = view.find(needle)
-    while pos != -1:
-        hits.append(pos)
-        pos = view.find(needle, pos + len(needle))
-    if not hits:
-        return []
-    # The k-th dropped CR sat before the LF now at view offset lfs[k]. A view offset v maps back
-    # to v + bom + (CRs dropped before v); for a hit starting on such an LF, that is the CR.
-    lfs = list(map(add, accumulate(map(len, parts)), range(len(parts) - 1)))
     out: list[_Match] = []
-    line, counted, dropped = 1, 0, 0
-    for hit in hits:
-        dropped = bisect_left(lfs, hit, dropped)
-        start = hit + bom + dropped
-        line += text.count("\n", counted, start)
-        counted = start
-        dropped = bisect_left(lfs, hit + len(needle), dropped)
-        out.append(_Match(start, hit + len(needle) + bom + dropped, rendered, line))
+    line, counted = 1, 0
+    for hit in _crlf_blind(needle).finditer(text, bom):
+        line += text.count("\n", counted, hit.start())
+        counted = hit.start()
+        out.append(_Match(hit.start(), hit.end(), rendered, line))
     return out
+
+
+def _crlf_blind(needle: str) -> re.Pattern[str]:
+    """`needle` (CRLF-free) as a regex over the file as it is, read as if each CRLF were an LF:
+    an LF matches an LF or a CRLF, a lone CR only a CR that no LF follows. So the matches are
+    those of a search in the file with its CRLFs collapsed, at the file's own offsets."""
+    lone_cr = r"\r(?!\n)"
+    return re.compile(r"\r?\n".join(lone_cr.join(map(re.escape, part.split("\r"))) for part in needle.split("\n")))
 
 
 # --- the line model of the whole-line passes -----------------------------------------------------
