@@ -22,8 +22,8 @@ def _case(strategy: str, size: int) -> tuple[str, list[tuple[str, str]]]:
     a, b = ("def alpha():", "    return 1"), ("def beta():", "    return 2")
     if strategy == "exact":
         block, edits = "\n".join(a) + "\n", [("\n".join(a), "\n".join(b)), ("\n".join(b), "\n".join(a))]
-    elif strategy == "line_endings":
-        block = "\r\n".join(a) + "\r\n"
+    elif strategy == "line_endings":  # the file is CRLF throughout (converted below), old_string LF
+        block = "\n".join(a) + "\n"
         edits = [("\n".join(a), "\n".join(b)), ("\n".join(b), "\n".join(a))]
     elif strategy == "trailing_whitespace":
         block = "  \n".join(a) + "  \n"
