@@ -114,6 +114,13 @@ def test_wrapping_only_inserts_newlines_and_bounds_every_line(text, width):
     assert wrapped.count("\n") >= text.count("\n")
 
 
+@given(text=st.text(alphabet="ab\n", max_size=80), width=st.integers(1, 9))
+def test_the_long_line_check_agrees_with_the_longest_line(text, width):
+    from toolbench.core.results import _has_line_longer_than
+
+    assert _has_line_longer_than(text, width) == (max(map(len, text.split("\n"))) > width)
+
+
 # --- through the bench: an extension tool returning 60,000 '界' (table 9.9) ----------------
 
 

@@ -85,9 +85,11 @@ def wrap_long_lines(text: str, width: int = RESULT_CONTENT_CHUNK_CHARS) -> str:
 
 
 def _has_line_longer_than(text: str, width: int) -> bool:
+    # Every line that starts and ends within width + 1 characters from `start` is short enough,
+    # so each step jumps to the last newline there: about len(text) / width steps, not one a line.
     start, end = 0, len(text)
     while start < end:
-        newline = text.find("\n", start, start + width + 1)
+        newline = text.rfind("\n", start, start + width + 1)
         if newline == -1:
             return end - start > width
         start = newline + 1
