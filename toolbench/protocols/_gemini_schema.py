@@ -77,6 +77,7 @@ FORMATS: Final = {
     "integer": frozenset({"int32", "int64"}),
 }
 _MAX_MERGES: Final = 32
+_MERGED: Final = frozenset({"$ref", "anyOf", "oneOf", "allOf"})
 
 
 def sanitise(schema: Any) -> dict[str, Any] | None:
@@ -108,6 +109,8 @@ def _definitions(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _merge(schema: dict[str, Any], defs: dict[str, Any], refs: frozenset[str]) -> tuple[dict[str, Any], frozenset[str]]:
     """Inline `$ref` and collapse single-branch `allOf` / nullable `anyOf` / `oneOf` into one schema."""
+    if _MERGED.isdisjoint(schema):  # the common case: nothing to merge
+        return schema, refs
     for _ in range(_MAX_MERGES):
         ref = schema.get("$ref")
         if isinstance(ref, str):
