@@ -76,8 +76,8 @@ class Store:
         write_once(self.path(relative), json_bytes(value, indent=2))
 
     def write_later(self, relative: str, value: Any) -> None:
-        """Queue a write-once pretty JSON file of `value` (serialised on the writer thread)."""
-        self._put(("file", self.path(relative), value))
+        """Queue a write-once pretty JSON file of `value` (path and JSON made on the writer thread)."""
+        self._put(("file", relative, value))
 
     def append_later(self, log: Any, entry: Any) -> None:
         """Queue a run-log line; lines are written in order, each whole, and flushed."""
@@ -135,6 +135,7 @@ class Store:
         for kind, target, value in items:
             try:
                 if kind == "file":
+                    target = self.path(target)
                     write_once(target, json_bytes(value, indent=2) + b"\n")
                 else:
                     target.append(value)
