@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 import pathspec
 
 from .paths import SKILLS_ROOT, Resolved, Workspace
 
 _SKIP_DIRS = frozenset({".git"})
+_NAME = attrgetter("name")
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):  # a tuple: built once per entry of a walk, so it must be cheap
     rel: str
     path: str  # host path
     kind: str  # "file" | "dir" | "link"
@@ -98,17 +99,17 @@ def _walk_root(ws: Workspace, rel: str, real: Path, depth: int, max_depth: int |
 def _walk(rel: str, folder: str, depth: int, max_depth: int | None, ignores: _Ignores) -> Iterator[Entry]:
     try:
         with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            entries = sorted(it, key=_NAME)
     except OSError:
         return
     for entry in entries:
-        try:
-            if entry.is_symlink():
-                kind = "link"
+        try:  # not following links, so a link is neither a file nor a folder here
+            if entry.is_file(follow_symlinks=False):
+                kind = "file"
             elif entry.is_dir(follow_symlinks=False):
                 kind = "dir"
-            elif entry.is_file(follow_symlinks=False):
-                kind = "file"
+            elif entry.is_symlink():
+                kind = "link"
             else:
                 continue  # sockets, fifos, devices
         except OSError:
