@@ -143,6 +143,23 @@ def test_arguments_are_frozen_and_hashable():
     assert len({args, ToolArguments.decode('{"a":1}'), ToolArguments.decode("[1]")}) == 2
 
 
+def test_a_dict_is_copied_as_its_json_would_be():
+    wire = {"items": ["a"], "n": 1, "half": "\ud83d"}
+    args = ToolArguments.decode(wire)
+    wire["items"].append("changed after the call")
+    assert args.value == {"items": ["a"], "n": 1, "half": "\ud83d"}
+    assert ToolArguments.decode({1: "x"}).value == {"1": "x"}  # JSON keys are strings
+
+
+@pytest.mark.parametrize("wire", [{"s": {1, 2}}, {"b": b"bytes"}, {"o": object()}])
+def test_a_dict_json_cannot_hold_is_invalid_and_kept_readable(wire):
+    args = ToolArguments.decode(wire)
+    assert not args.is_valid and args.raw == repr(wire)
+    with pytest.raises(ToolError) as err:
+        args.as_dict()
+    assert err.value.code == "tool.invalid_arguments"
+
+
 def test_missing_is_a_falsy_singleton():
     assert not MISSING
     assert repr(MISSING) == "MISSING"
@@ -171,9 +188,11 @@ def test_decode_never_raises_on_huge_or_deeply_nested_invalid_input(wire):
     assert ToolArguments.decode(args.to_json()) == args
 
 
-def test_decode_keeps_a_deeply_nested_object_as_an_object():
+def test_a_nested_dict_decodes_as_its_json_text_does():
+    assert ToolArguments.decode(nested_dict(100)) == ToolArguments.decode(json.dumps(nested_dict(100)))
+    # Deeper than JSON can carry: invalid, as the same text would be, and never a crash.
     args = ToolArguments.decode(nested_dict(100_000))
-    assert args.is_valid
+    assert not args.is_valid and isinstance(args.raw, str)
 
 
 def test_decode_of_a_huge_object_text():

@@ -2,7 +2,8 @@
 
 One layer of string encoding is removed, then one rule applies: an object is an object; the
 empty forms (missing, null, blank string, "null") are the empty object; anything else is
-invalid and keeps its raw text verbatim, so it can be quoted back and stored as sent.
+invalid and keeps its raw text verbatim, so it can be quoted back and stored as sent. A dict
+handed in directly is copied through JSON, so it is exactly what the same JSON text would give.
 """
 
 from __future__ import annotations
@@ -55,7 +56,12 @@ class ToolArguments:
         if wire is MISSING or wire is None:
             return cls({}, None)
         if isinstance(wire, dict):
-            return cls(wire, None)
+            # Through JSON, as the wire would carry it: the caller's later changes to its dict
+            # cannot reach the record, and a value JSON cannot hold is invalid, as on the wire.
+            try:
+                return cls(json.loads(json.dumps(wire)), None)
+            except (TypeError, ValueError, RecursionError):
+                return cls(None, _compact(wire))
         if isinstance(wire, str):
             if not wire.strip():
                 return cls({}, None)
