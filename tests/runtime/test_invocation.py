@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import stat
 import threading
 
@@ -384,6 +385,31 @@ def test_sync_call_works_inside_a_running_event_loop(bench):
     fetched, rolled = asyncio.run(notebook_cell())
     assert not fetched.is_error and fetched.structured == {"key": "k"}
     assert not rolled.is_error
+
+
+def test_ctrl_c_during_a_sync_call_of_an_async_tool_records_its_result_and_interrupts(bench):
+    """Ctrl-C in a notebook while `inv.call` waits for an async tool: the tool is cancelled on
+    the bench loop (its clean-up runs), the call keeps its paired result, the interrupt goes on."""
+    started, cleaned = threading.Event(), []
+
+    async def slow() -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # until cancelled
+        finally:
+            cleaned.append(True)
+        return "never"
+
+    bench.enable(bench.register_tool("t", slow))
+    inv = bench.invocation()
+    interrupt = threading.Thread(target=lambda: started.wait(10) and os.kill(os.getpid(), signal.SIGINT))
+    interrupt.start()
+    with pytest.raises(KeyboardInterrupt):
+        inv.call("slow", {})
+    interrupt.join()
+    assert cleaned == [True]
+    assert [(r.call_name, r.result.error_code) for r in inv.records] == [("slow", "tool.cancelled")]
+    assert not inv.call("dice_roll", {"formula": "d6"}).is_error  # the invocation goes on
 
 
 def test_cancelling_a_turn_records_the_cancelled_call_and_stops_the_turn(bench):

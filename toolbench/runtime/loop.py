@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+CANCEL_GRACE_SECONDS = 5.0
 
 
 class LoopThread:
@@ -51,11 +52,29 @@ class LoopThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run a coroutine on the bench loop and wait for it (from any thread but the loop's)."""
+        """Run a coroutine on the bench loop and wait for it (from any thread but the loop's).
+
+        If the wait is interrupted (KeyboardInterrupt), the coroutine is cancelled and given up
+        to `CANCEL_GRACE_SECONDS` to finish its clean-up before the interrupt goes on."""
         if self.in_loop():
             coro.close()
             raise RuntimeError("LoopThread.run called from its own loop; await the coroutine instead")
-        return self.submit(coro).result()
+        ended = threading.Event()
+
+        async def watched() -> T:
+            try:
+                return await coro
+            finally:
+                ended.set()
+
+        future = self.submit(watched())
+        try:
+            return future.result()
+        except BaseException:
+            if not future.done():  # interrupted while waiting, not a failure of the coroutine
+                future.cancel()
+                ended.wait(CANCEL_GRACE_SECONDS)
+            raise
 
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await a coroutine on the bench loop from another loop (or directly when already on it)."""
