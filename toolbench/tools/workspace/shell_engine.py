@@ -1,4 +1,4 @@
-"""The `workspace.shell` engine: one fresh bashkit interpreter per call, over mounted roots.
+"""The `workspace.shell` engine: a fresh bashkit shell per call, over mounted roots.
 
 This is the only module that touches bashkit; its exceptions and result shapes stop here.
 
@@ -138,7 +138,7 @@ async def run_shell(
     cancel: asyncio.Event | None = None,
     watch: Callable[[str], bool] | None = None,
 ) -> ShellOutcome:
-    """Run `command` in a fresh interpreter with cwd `workdir` over `mounts`.
+    """Run `command` in a fresh shell (a new or reset interpreter) with cwd `workdir` over `mounts`.
 
     Model-caused problems come back as outcomes; a misconfigured mount (host path missing or
     not a directory, guest path used twice) raises `ToolbenchError("bench.misuse")`. If the
