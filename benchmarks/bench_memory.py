@@ -4,8 +4,10 @@ The store is written as Markdown files first, in the memory tools' own format (a
 carried over from LiveAgent would be), and the first memory call indexes them; writing
 10,000 entries through `memory.manage` would mostly time the MEMORY.md refresh every write
 does (upstream's rule, linear in the store's size). Each memory is a note about one topic
-among ten, so a topic word or phrase matches a tenth of the store. The profile's quota per
-scope is raised to hold them all. Target: a search under 10 ms median.
+among ten ("The user talked about <topic>"), so a topic word or phrase matches a tenth of the
+store, and 19 lines of words drawn (seeded) from a 3,000-word vocabulary with Zipf-like
+frequencies. The profile's quota per scope is raised to hold them all. Target: a search under
+10 ms median.
 
 For reference, not for the target: a word in every memory ("user"), where FTS5 ranks all
 10,000 matches by bm25 before it keeps the best 32, and one `memory.manage` write into the
@@ -14,6 +16,7 @@ full store.
 
 from __future__ import annotations
 
+import random
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -24,13 +27,23 @@ _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 _EVERYWHERE = "a word in every memory (reference)"
 
 
+def _vocabulary(rng: random.Random, size: int = 3_000) -> list[str]:
+    syllables = [c + v for c in "bcdfghjklmnprstvz" for v in "aeiou"]
+    return list(dict.fromkeys("".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(size)))
+
+
 def _write_store(layout: object, notes: int) -> None:
     from toolbench.core.fileio import write_atomic
     from toolbench.tools.memory.files import Entry, render_entry
 
+    rng = random.Random(8)
+    words = _vocabulary(rng)
+    weights = [1 / (rank + 1) for rank in range(len(words))]  # Zipf-like, as words in notes are
     for i in range(notes):
         topic = _TOPICS[i % len(_TOPICS)]
-        body = "\n".join(f"- note {i} line {j}: the user talked about {topic} on day {j}" for j in range(20))
+        lines = [f"- The user talked about {topic} ({i})."]
+        lines += ["- " + " ".join(rng.choices(words, weights, k=rng.randint(6, 12))) for _ in range(19)]
+        body = "\n".join(lines)
         stamp = (_EPOCH + timedelta(minutes=i)).isoformat()
         entry = Entry(slug=f"note-{i:05d}-{topic}", scope="global", type="user", body=body,
                       description=f"What the user said about {topic} ({i})", created_at=stamp, updated_at=stamp,
