@@ -290,22 +290,15 @@ class Invocation:
         try:
             output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round,
                                            step.call_id, blocking=not self._bench._loop.in_loop())
+            if inspect.isawaitable(output):
+                output = self._bench._loop.run(_awaited(output))
         except Exception as exc:
             return self._fail(step, exc)
-        if inspect.isawaitable(output):
-            # Settled on the loop: an interrupt of this thread (Ctrl-C in a notebook) cancels the
-            # tool there, and the call still ends with its recorded result.
-            return self._bench._loop.run(self._settle(step, output))
-        return self._succeed(step, output)
-
-    async def _settle(self, step: _Step, awaitable: Awaitable[Any]) -> ToolResult:
-        try:
-            output = await awaitable
-        except (Exception, asyncio.CancelledError) as exc:
-            result = self._fail(step, exc)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-            return result
+        except BaseException:
+            # Interrupted while waiting (Ctrl-C in a notebook): the loop has cancelled the tool,
+            # so the call ends as a cancelled one, with its recorded result, and the interrupt goes on.
+            self._fail(step, asyncio.CancelledError())
+            raise
         return self._succeed(step, output)
 
     async def _arun(self, step: _Step | ToolResult) -> ToolResult:
