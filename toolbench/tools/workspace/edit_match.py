@@ -158,7 +158,9 @@ def _find(text: str, old: str, new: str) -> tuple[Strategy, list[_Match]]:
     pattern = _Pattern.parse(old)
     if pattern is None or any(core not in text for core in pattern.cores()):
         return "exact", []  # a whole-line window needs every trimmed line of old_string in the file
-    views = _candidate_views(text, pattern) or [_Lines(text)]
+    views = _candidate_views(text, pattern)
+    if views is None:
+        views = [_Lines(text)]
     matches = [m for view in views for m in _trailing_whitespace(view, pattern, rendered)]
     if matches:
         return "trailing_whitespace", matches

@@ -358,10 +358,6 @@ class _Idle:
             while len(self._idle) > _MAX_CONFIGS:
                 self._idle.popitem(last=False)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._idle.clear()
-
 
 _MAX_CONFIGS: Final = 32
 _MAX_IDLE_PER_CONFIG: Final = 4
