@@ -173,6 +173,24 @@ def test_arguments_breaking_the_signature_are_refused_without_calling(bench, wir
     assert called == []
 
 
+@pytest.mark.parametrize(("wire", "error"), [
+    ({"a": "21", "b": 1}, "`a` must be of type integer"),  # pydantic's lax mode would take it
+    ({"a": True, "b": 1}, "`a` must be of type integer"),
+    ({"a": 2.5, "b": 1}, "`a` must be of type integer"),
+    ({"a": 2.0, "b": 1}, None),  # JSON Schema's integer: 2.0 is one, and the function gets 2
+])
+def test_signature_arguments_are_checked_as_the_schema_the_model_sees(bench, wire, error):
+    def add(a: int, b: int) -> str:
+        return f"{a!r} + {b!r}"
+
+    bench.enable(bench.register_tool("e", add))
+    result = bench.invocation().call("add", wire)
+    if error is None:
+        assert (result.is_error, result.content) == (False, "2 + 1")
+    else:
+        assert result.error_code == "tool.invalid_arguments" and result.content.startswith(error)
+
+
 def test_arguments_breaking_a_given_schema_are_refused_without_calling(bench):
     called = []
     bench.enable(bench.register_tool("e", lambda **kw: called.append(kw), name="inspect",

@@ -1,9 +1,10 @@
 """Python callables as extension tools: `extension/<extension-id>:<name>`.
 
 The input schema comes from the signature (a pydantic model built from the parameters)
-unless one is given; a returned JSON value becomes the content (a string as-is, anything
-else as compact JSON) and the structured result; a raised exception becomes
-`extension.tool_error` with its message.
+unless one is given. Arguments are checked against that schema as JSON Schema reads it, like
+every builtin's, then converted to the parameters' types by the model. A returned JSON value
+becomes the content (a string as-is, anything else as compact JSON) and the structured
+result; a raised exception becomes `extension.tool_error` with its message.
 
 Time limits (`extension.tool_timeout`): an async function is awaited on the bench loop for at
 most its tool's `timeout` or else the profile's `tools.extension_timeout_seconds`, then
@@ -44,15 +45,16 @@ class ExtensionTool:
     def invoke(self, args: dict[str, Any], *, timeout: float = 60.0) -> Any:
         """Call the function: a ToolOutput, or an awaitable of one (async functions, and sync
         functions with a per-tool timeout). `timeout` is the profile's limit for async functions."""
+        # The schema the model sees, as JSON Schema reads it ("21" is no integer), then, for a
+        # signature, pydantic's conversion to the parameters' Python types.
+        check_arguments(self.descriptor.input_schema, args)
+        kwargs = args
         if self.model is not None:
             try:
                 kwargs = self.model.model_validate(args).__dict__  # fields only: extra is forbidden
             except ValidationError as exc:
                 message = _describe(exc) + ". Fix the arguments and call again."
                 raise ToolError("tool.invalid_arguments", message) from exc
-        else:
-            check_arguments(self.descriptor.input_schema, args)
-            kwargs = args
         if self.timeout is not None and not inspect.iscoroutinefunction(self.fn):
             return _in_thread(self, kwargs, self.timeout)
         try:
