@@ -1,7 +1,7 @@
 """Start-up: `toolbench snapshot` end to end and `import toolbench`, against `python -c pass`.
 
 Fresh interpreters, interleaved. A separate run lists which heavy modules (the MCP SDK, pandas,
-the widgets) each command loaded: they should load only when used.
+the widgets, and what only some tools need) each command loaded: they should load only when used.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import sys
 
 from . import _common as c
 
-HEAVY = ("mcp", "pandas", "ipywidgets", "IPython", "jupyterlab", "openai", "anthropic", "google.genai")
+HEAVY = ("mcp", "pandas", "ipywidgets", "IPython", "jupyterlab", "openai", "anthropic", "google.genai", "croniter",
+         "frontmatter", "pathspec")
 _REPORT = "import json, sys; print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)"
 COMMANDS = {
     "python -c pass": [sys.executable, "-c", "pass"],

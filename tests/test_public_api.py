@@ -69,10 +69,12 @@ def test_errors_carry_their_code_and_message():
     assert not issubclass(ToolError, ToolbenchError) and not issubclass(ToolbenchError, ToolError)
 
 
-def test_import_toolbench_pulls_in_no_widgets_mcp_sdk_or_pandas():
+def test_import_toolbench_pulls_in_no_heavy_dependency():
+    # The widgets, the MCP SDK and pandas, and what only some tools need (cron expressions,
+    # front matter, gitignore patterns): each loads when first used.
     code = (
         "import sys, toolbench\n"
-        "heavy = ('ipywidgets', 'mcp', 'pandas')\n"
+        "heavy = ('ipywidgets', 'mcp', 'pandas', 'croniter', 'frontmatter', 'yaml', 'pathspec')\n"
         "print(sorted(m for m in sys.modules if m in heavy or m.startswith(tuple(h + '.' for h in heavy))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)

@@ -12,7 +12,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from croniter import croniter  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict
 
 from ...core.errors import ToolError
@@ -52,6 +51,8 @@ class CronTask(BaseModel):
 
 def check_expression(expr: str) -> str:
     """A six-field expression (seconds first), normalised to single spaces; else cron.expression_invalid."""
+    from croniter import croniter  # type: ignore[import-untyped]  # ~30 ms: loaded when cron is first used
+
     fields = expr.split()
     if len(fields) != 6 or not croniter.is_valid(" ".join(fields), second_at_beginning=True):
         raise ToolError("cron.expression_invalid",
@@ -63,6 +64,8 @@ def check_expression(expr: str) -> str:
 
 def next_fire(expr: str, after: datetime) -> datetime:
     """The first fire time strictly after `after`."""
+    from croniter import croniter  # type: ignore[import-untyped]
+
     result: datetime = croniter(expr, after, second_at_beginning=True).get_next(datetime)
     return result
 

@@ -16,6 +16,7 @@ Front matter is YAML (python-frontmatter); the file's path gives its identity (s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -23,33 +24,35 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
 
-import frontmatter
-import yaml  # type: ignore[import-untyped]
-from frontmatter.default_handlers import YAMLHandler
-
 from ...core.memory_settings import MemorySettings
 from .rules import TYPES, daily_slug
 
 INDEX_FILE: Final = "MEMORY.md"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _FastYaml(YAMLHandler):
-    """python-frontmatter's YAML handler on libyaml when it is there (a rebuild parses every file)."""
+@functools.cache
+def _front_matter() -> tuple[Any, Any]:
+    """python-frontmatter and its YAML handler on libyaml when it is there (a rebuild parses
+    every file). Loaded on first use: the two cost ~30 ms, and `import toolbench` should not."""
+    import frontmatter
+    import yaml  # type: ignore[import-untyped]
+    from frontmatter.default_handlers import YAMLHandler
 
-    def load(self, fm: str, **kwargs: object) -> Any:
-        kwargs.setdefault("Loader", _Loader)
-        return super().load(fm, **kwargs)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-    def export(self, metadata: dict[str, object], **kwargs: object) -> str:
-        kwargs.setdefault("Dumper", _Dumper)
-        kwargs.setdefault("sort_keys", False)
-        kwargs.setdefault("width", 10_000)
-        return super().export(metadata, **kwargs)
+    class FastYaml(YAMLHandler):  # type: ignore[misc]
+        def load(self, fm: str, **kwargs: object) -> Any:
+            kwargs.setdefault("Loader", loader)
+            return super().load(fm, **kwargs)
 
+        def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+            kwargs.setdefault("Dumper", dumper)
+            kwargs.setdefault("sort_keys", False)
+            kwargs.setdefault("width", 10_000)
+            return super().export(metadata, **kwargs)  # type: ignore[no-any-return]
 
-_HANDLER = _FastYaml()
+    return frontmatter, FastYaml()
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +164,8 @@ def _count(value: Any) -> int:
 
 def parse_entry(scope: str, path: Path, text: str, *, archived: bool = False) -> Entry:
     """An entry from its file; the path decides scope and slug, front matter the rest."""
-    meta, body = frontmatter.parse(text, handler=_HANDLER)
+    frontmatter, handler = _front_matter()
+    meta, body = frontmatter.parse(text, handler=handler)
     in_daily = path.parent.name == "daily" or archived
     kind = "daily" if in_daily else str(meta.get("type") or "")
     if kind not in (*TYPES, "daily"):
@@ -205,7 +209,8 @@ def render_entry(entry: Entry) -> str:
         if entry.evidence:
             meta["evidence"] = dict(entry.evidence)
     meta["links"] = list(entry.links)
-    return frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=_HANDLER, **meta), handler=_HANDLER) + "\n"
+    frontmatter, handler = _front_matter()
+    return frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=handler, **meta), handler=handler) + "\n"
 
 
 def render_index(rows: list[tuple[str, str, int, str]]) -> str:

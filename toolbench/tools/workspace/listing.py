@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pathspec
-
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .paths import Workspace
-from .walk import Entry, walk
+from .walk import Entry, gitignore_spec, walk
 
 MAX_DEPTH = 4
 DEFAULT_RESULTS = 200
@@ -106,7 +104,7 @@ def glob(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if not pattern:
         raise ToolError("workspace.glob_invalid", "`pattern` is empty; give a pattern such as `*.md`.")
     try:
-        spec = pathspec.PathSpec.from_lines("gitignore", [pattern])
+        spec = gitignore_spec([pattern])
     except (ValueError, TypeError) as exc:
         raise ToolError("workspace.glob_invalid", f"`pattern` {pattern!r} is not a valid glob: {exc}.") from exc
     res = ws.existing(args.get("path", ""))

@@ -16,8 +16,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import pathspec
-
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
@@ -25,7 +23,7 @@ from ..base import BuiltinTool, ToolContext, ToolOutput
 from .files import split_lines
 from .paths import Workspace
 from .search_plan import Plan, make_plan
-from .walk import walk
+from .walk import gitignore_spec, walk
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
 DEFAULT_CONTEXT, MAX_CONTEXT = 2, 5
@@ -83,7 +81,7 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         spec = None
         if glob:
             try:
-                spec = pathspec.PathSpec.from_lines("gitignore", [glob.strip()])
+                spec = gitignore_spec([glob.strip()])
             except (ValueError, TypeError) as exc:
                 raise ToolError("workspace.glob_invalid", f"`glob` {glob!r} is not a valid pattern: {exc}.") from exc
         prefix = len(res.rel) + 1 if res.rel else 0

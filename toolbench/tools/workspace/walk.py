@@ -10,14 +10,15 @@ roots; `skills/` shows the skills of the profile's skills directory.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from operator import attrgetter
 from pathlib import Path
-from typing import NamedTuple
-
-import pathspec
+from typing import TYPE_CHECKING, NamedTuple
 
 from .paths import SKILLS_ROOT, Resolved, Workspace
+
+if TYPE_CHECKING:
+    import pathspec
 
 _SKIP_DIRS = frozenset({".git"})
 _NAME = attrgetter("name")
@@ -48,13 +49,22 @@ class _Ignores:
         return False
 
 
+def gitignore_spec(lines: Iterable[str]) -> pathspec.PathSpec:
+    """Patterns with git's rules (the `.gitignore`s, and the glob arguments of the tools).
+
+    pathspec is imported on first use: it costs ~25 ms, and `import toolbench` should not."""
+    import pathspec
+
+    return pathspec.PathSpec.from_lines("gitignore", lines)
+
+
 def _load(path: str) -> pathspec.PathSpec | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitignore", lines) if any(ln.strip() for ln in lines) else None
+    return gitignore_spec(lines) if any(ln.strip() for ln in lines) else None
 
 
 def _ancestors(ws: Workspace, folder: Path) -> _Ignores:
