@@ -9,6 +9,7 @@ import os
 import signal
 import stat
 import threading
+import time
 
 import pytest
 from hypothesis import example, given, settings
@@ -410,6 +411,40 @@ def test_ctrl_c_during_a_sync_call_of_an_async_tool_records_its_result_and_inter
     assert cleaned == [True]
     assert [(r.call_name, r.result.error_code) for r in inv.records] == [("slow", "tool.cancelled")]
     assert not inv.call("dice_roll", {"formula": "d6"}).is_error  # the invocation goes on
+
+
+def test_a_tool_ignoring_its_cancellation_holds_the_caller_only_for_the_grace(bench, monkeypatch):
+    import toolbench.runtime.extensions as extensions
+
+    monkeypatch.setattr(extensions, "CANCEL_GRACE_SECONDS", 0.2)
+    started, release = threading.Event(), threading.Event()
+
+    async def stubborn() -> str:
+        started.set()
+        while not release.is_set():
+            try:
+                await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                continue  # ignores it
+        return "late"
+
+    bench.enable(bench.register_tool("t", stubborn))
+    inv = bench.invocation()
+
+    async def cancel_it() -> float:
+        task = asyncio.create_task(inv.acall("stubborn", {}))
+        assert await asyncio.to_thread(started.wait, 10)
+        began = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - began
+
+    try:
+        assert 0.15 < asyncio.run(cancel_it()) < 2  # it waited for the clean-up, then gave up
+    finally:
+        release.set()
+    assert [r.result.error_code for r in inv.records] == ["tool.cancelled"]
 
 
 def test_cancelling_a_turn_records_the_cancelled_call_and_stops_the_turn(bench):

@@ -33,6 +33,7 @@ from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ..core.schema_check import check_arguments
 from ..tools.base import ToolOutput
+from .loop import CANCEL_GRACE_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +81,15 @@ async def _finish_async(tool: ExtensionTool, awaitable: Any, timeout: float) -> 
 
 async def _bounded(tool: ExtensionTool, awaitable: Any, timeout: float, *, threaded: bool) -> Any:
     """Await in a task of its own for at most `timeout` s; then cancel it and do not wait for it
-    (`asyncio.wait_for` would wait for a coroutine that ignores the cancellation)."""
+    (`asyncio.wait_for` would wait for a coroutine that ignores the cancellation). When the
+    caller is cancelled, the task is cancelled too, and its clean-up gets up to
+    `CANCEL_GRACE_SECONDS` to run before the caller's cancellation goes on."""
     task = asyncio.ensure_future(awaitable)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except asyncio.CancelledError:
         task.cancel()
+        await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
         raise
     if not done:
         task.cancel()

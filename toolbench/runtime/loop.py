@@ -60,22 +60,31 @@ class LoopThread:
             coro.close()
             raise RuntimeError("LoopThread.run called from its own loop; await the coroutine instead")
         ended = threading.Event()
+        # The task, once running; `stopped` tells it to stop if it starts after an interrupt.
+        # Each side writes its own field first and then reads the other's, so one of the two
+        # always sees the other: the task is cancelled either way.
+        state: dict[str, Any] = {"task": None, "stopped": False}
 
         async def watched() -> T:
             try:
+                state["task"] = asyncio.current_task()
+                if state["stopped"]:
+                    raise asyncio.CancelledError
                 return await coro
             finally:
+                coro.close()  # never awaited when stopped first: no "never awaited" warning
                 ended.set()
 
-        future = self.submit(watched())
         try:
-            return future.result()
+            return self.submit(watched()).result()
         except BaseException:
-            if not future.done():  # interrupted while waiting, not a failure of the coroutine
-                future.cancel()
+            if not ended.is_set():  # interrupted while waiting, not a failure of the coroutine
+                state["stopped"] = True
+                task = state["task"]
+                if task is not None:
+                    self.loop.call_soon_threadsafe(task.cancel)
                 ended.wait(CANCEL_GRACE_SECONDS)
             raise
-
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await a coroutine on the bench loop from another loop (or directly when already on it)."""
         if self.in_loop():
