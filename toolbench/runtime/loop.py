@@ -8,8 +8,9 @@ are always used from the loop that made them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -60,36 +61,40 @@ class LoopThread:
             coro.close()
             raise RuntimeError("LoopThread.run called from its own loop; await the coroutine instead")
         ended = threading.Event()
-        # The task, once running; `stopped` tells it to stop if it starts after an interrupt.
-        # Each side writes its own field first and then reads the other's, so one of the two
-        # always sees the other: the task is cancelled either way.
-        state: dict[str, Any] = {"task": None, "stopped": False}
-
-        async def watched() -> T:
-            try:
-                state["task"] = asyncio.current_task()
-                if state["stopped"]:
-                    raise asyncio.CancelledError
-                return await coro
-            finally:
-                coro.close()  # never awaited when stopped first: no "never awaited" warning
-                ended.set()
-
+        running = _Running(coro, ended.set)
         try:
-            return self.submit(watched()).result()
+            return self.submit(running.main()).result()
         except BaseException:
             if not ended.is_set():  # interrupted while waiting, not a failure of the coroutine
-                state["stopped"] = True
-                task = state["task"]
-                if task is not None:
-                    self.loop.call_soon_threadsafe(task.cancel)
+                running.stop(self.loop)
                 ended.wait(CANCEL_GRACE_SECONDS)
             raise
+
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await a coroutine on the bench loop from another loop (or directly when already on it)."""
+        """Await a coroutine on the bench loop from another loop (or directly when already on it).
+
+        If the awaiting task is cancelled, so is the coroutine, which gets up to
+        `CANCEL_GRACE_SECONDS` to finish its clean-up before the cancellation goes on."""
         if self.in_loop():
             return await coro
-        return await asyncio.wrap_future(self.submit(coro))
+        caller = asyncio.get_running_loop()
+        ended = asyncio.Event()
+
+        def signal_end() -> None:
+            with contextlib.suppress(RuntimeError):  # the caller's loop has closed: nobody waits
+                caller.call_soon_threadsafe(ended.set)
+
+        running = _Running(coro, signal_end)
+        future = asyncio.wrap_future(self.submit(running.main()))
+        try:
+            return await asyncio.shield(future)  # the cancel goes through `stop`, not the future
+        except asyncio.CancelledError:
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: no warning
+            if not ended.is_set():
+                running.stop(self.loop)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ended.wait(), CANCEL_GRACE_SECONDS)
+            raise
 
     def close(self) -> None:
         loop, thread = self._loop, self._thread
@@ -103,3 +108,33 @@ class LoopThread:
             loop.close()
         self._loop = None
         self._thread = None
+
+
+class _Running:
+    """A coroutine run on the bench loop by a waiter elsewhere, who may have to stop it.
+
+    `stop` may come before the coroutine starts: each side writes its own field first and then
+    reads the other's, so one of them always sees the other and the task is cancelled either
+    way. `on_end` is called on the bench loop when the coroutine has ended."""
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], on_end: Callable[[], None]) -> None:
+        self.coro = coro
+        self.on_end = on_end
+        self.task: asyncio.Task[Any] | None = None
+        self.stopped = False
+
+    async def main(self) -> Any:
+        try:
+            self.task = asyncio.current_task()
+            if self.stopped:
+                raise asyncio.CancelledError
+            return await self.coro
+        finally:
+            self.coro.close()  # a coroutine stopped before it started is never awaited
+            self.on_end()
+
+    def stop(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.stopped = True
+        task = self.task
+        if task is not None:
+            loop.call_soon_threadsafe(task.cancel)
