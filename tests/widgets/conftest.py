@@ -30,11 +30,3 @@ def no_swallowed_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     swallowed = [r for r in caplog.records if "Exception in callback" in r.getMessage()
                  or r.name == "toolbench.widgets"]
     assert not swallowed, [r.getMessage() for r in swallowed]
-
-
-def call(app: WorkbenchApp, call_name: str, arguments: str) -> None:
-    console = app.console
-    console.mode.value = "raw"
-    console.call_name.value = call_name
-    console.arguments.value = arguments
-    console.call_button.click()

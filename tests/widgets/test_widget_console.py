@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import call
+from widget_support import call
 
 from toolbench import MISSING
 

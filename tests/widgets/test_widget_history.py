@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from conftest import call
+from widget_support import call
 
 
 def test_history_rows_follow_the_invocation_and_a_row_click_shows_its_result(app):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from conftest import call
+from widget_support import call
 
 from toolbench.widgets.result import PAGE_LINES, page_of, search_in
 
