@@ -280,8 +280,8 @@ class _Lines:
     first line starts after a BOM, and a final unterminated line counts only if non-empty."""
 
     def __init__(self, text: str, start: int = 0, end: int | None = None, first_line: int = 0) -> None:
-        self.bom = 1 if start == 0 and text.startswith(_BOM) else 0
-        self.start = start + self.bom  # the offset of the first line's content in the file
+        bom = 1 if start == 0 and text.startswith(_BOM) else 0
+        self.start = start + bom  # the offset of the first line's content in the file
         self.first_line = first_line
         self.pieces = text[self.start : end].split("\n")
         self.count = len(self.pieces) - (self.pieces[-1] == "")
