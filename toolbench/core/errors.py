@@ -59,6 +59,7 @@ CODES: dict[str, str] = {
     "mcp.call_outcome_unknown": "an MCP call may have run but its result was lost; the invocation is blocked",
     "tool.result_identity_mismatch": "a tool returned a result for another call or tool",
     "tool.internal_error": "a builtin tool failed unexpectedly; the message says how",
+    "tool.timeout": "a builtin tool did not finish in its time limit (profile tools.builtinTimeoutSeconds)",
     # workspace paths and files
     "workspace.invalid_path": "a path has NUL, `..`, a drive letter, `:` in a segment, a UNC form or an over-long name",
     "workspace.path_not_visible": "a path lies in a root tools cannot see (runtime folders, a link leaving it)",
@@ -74,6 +75,8 @@ CODES: dict[str, str] = {
     "workspace.regex_invalid": "search_files' query is not a valid regular expression",
     "workspace.glob_invalid": "a glob pattern could not be parsed",
     "workspace.io_error": "the operating system refused to read or write a workspace file",
+    "workspace.file_not_regular": "a path names a FIFO, socket or device; file tools read and write regular files only",
+    "workspace.parent_not_directory": "a part of the path's parent is a file, so nothing can be created beneath it",
     # workspace edits
     "workspace.edit_no_match": "an Edit's old_string was found by no pass (exact, line endings, trailing ws, indent)",
     "workspace.edit_ambiguous": "an Edit's old_string matched several places and replace_all was not set",
@@ -165,6 +168,7 @@ CODES: dict[str, str] = {
     "cron.task_not_found": "no cron task has that id",
     # storage
     "storage.write_failed": "a runtime file could not be written",
+    "storage.not_writable": "the workspace's runtime folders cannot be created or written (read-only, permissions)",
     "storage.already_exists": "a write-once runtime file exists already",
     "storage.run_log_invalid": "a stored run log could not be read back",
     # misuse
