@@ -4,11 +4,14 @@ One layer of string encoding is removed, then one rule applies: an object is an 
 empty forms (missing, null, blank string, "null") are the empty object; anything else is
 invalid and keeps its raw text verbatim, so it can be quoted back and stored as sent. A dict
 handed in directly is copied through JSON, so it is exactly what the same JSON text would give.
+JSON means RFC 8259: `NaN`, `Infinity` and numbers past a float's range (`1e400`) are not
+JSON, and providers refuse them when the arguments are replayed, so they are invalid here.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Final
 
 from .errors import ToolError
@@ -59,14 +62,14 @@ class ToolArguments:
             # Through JSON, as the wire would carry it: the caller's later changes to its dict
             # cannot reach the record, and a value JSON cannot hold is invalid, as on the wire.
             try:
-                return cls(json.loads(json.dumps(wire)), None)
+                return cls(_loads(json.dumps(wire, allow_nan=False)), None)
             except (TypeError, ValueError, RecursionError):
                 return cls(None, _compact(wire))
         if isinstance(wire, str):
             if not wire.strip():
                 return cls({}, None)
             try:
-                parsed = json.loads(wire)
+                parsed = _loads(wire)
             except (ValueError, RecursionError):
                 return cls(None, wire)
             if parsed is None:
@@ -137,8 +140,38 @@ def quote(raw: str) -> str:
 def invalid_arguments_message(raw: str) -> str:
     return (
         "Tool arguments must be a JSON object; send an empty object {} when the call takes no "
-        f"arguments. Received: `{quote(raw)}`"
+        f"arguments. Received: `{quote(raw)}`{_why_not_json(raw)}"
     )
+
+
+def _why_not_json(raw: str) -> str:
+    """` (not JSON: <reason>)` for text that does not parse, so the model knows what to fix."""
+    try:
+        _loads(raw)
+    except RecursionError:
+        return " (not JSON: nested too deeply)"
+    except ValueError as exc:
+        reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+        if "integer string conversion" in reason:  # Python's own limit; the advice it gives is not the model's
+            reason = f"an integer has over {sys.get_int_max_str_digits()} digits"
+        return f" (not JSON: {quote(reason)})"
+    return ""
+
+
+def _not_json(token: str) -> Any:
+    raise ValueError(f"{token} is not a JSON number")
+
+
+def _finite(token: str) -> float:
+    number = float(token)
+    if number in (float("inf"), float("-inf")):
+        raise ValueError(f"{token} is past the range of a JSON number a provider accepts")
+    return number
+
+
+def _loads(text: str) -> Any:
+    """`json.loads` as RFC 8259 reads JSON (module doc)."""
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite)
 
 
 def _compact(value: Any) -> str:
@@ -146,9 +179,11 @@ def _compact(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         # Not JSON (a Python object handed in by hand): keep a readable text instead of raising.
-        try:
-            return repr(value)
-        except RecursionError:  # nested deeper than repr goes: a shallow, bounded rendering
-            import reprlib
+        import reprlib
 
-            return reprlib.repr(value)
+        for render in (repr, reprlib.repr):  # reprlib: shallow and bounded, past repr's recursion
+            try:
+                return render(value)
+            except Exception:  # a repr that raises, an int past str()'s digit limit, too deep
+                continue
+        return f"<{type(value).__name__} that cannot be shown>"

@@ -65,6 +65,10 @@ class ToolsSettings(Section):
     # How long an async extension tool may run before its call ends with `extension.tool_timeout`
     # (a per-tool `register_tool(..., timeout=)` wins; sync tools are bounded only by that option).
     extension_timeout_seconds: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    # How long a builtin's own work may run before its call ends with `tool.timeout`: checked
+    # between the steps of its long loops (files walked, edit passes), so it stops cleanly.
+    # Builtins that wait (shell, agent.await) keep their own limits.
+    builtin_timeout_seconds: float = Field(default=30.0, gt=0, allow_inf_nan=False)
 
     @field_validator("allow", "deny")
     @classmethod

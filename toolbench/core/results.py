@@ -67,7 +67,8 @@ def error_result(call_id: str, tool_id: str | None, code: str, message: str, ext
 
 def call_file_stem(invocation_id: str, round_no: int, call_id: str) -> str:
     """`<invocation>/round-NNN-call_<16 hex of sha256(call id)>` (reference §5.3)."""
-    digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:16]
+    # surrogatepass: a provider's id can hold a lone surrogate (local model servers send them)
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{invocation_id}/round-{round_no:03d}-call_{digest}"
 
 

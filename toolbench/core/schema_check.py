@@ -11,9 +11,13 @@ from .errors import ToolError
 def check_arguments(schema: dict[str, Any], args: dict[str, Any]) -> None:
     """Raise `ToolError(tool.invalid_arguments)` naming every problem, or return."""
     validator = _validator(schema)
-    if validator.is_valid(args):
-        return
-    errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.instance_path])
+    try:
+        if validator.is_valid(args):
+            return
+        errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.instance_path])
+    except ValueError as exc:  # jsonschema-rs converts the value first and stops past ~255 levels
+        raise ToolError("tool.invalid_arguments", f"The arguments could not be checked ({exc}): they are "
+                        "nested too deeply. Send flatter arguments.") from exc
     problems = [_describe(e, schema) for e in errors[:5]]
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
     raise ToolError("tool.invalid_arguments", "; ".join(problems) + more + ". Fix the arguments and call again.",

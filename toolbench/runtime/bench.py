@@ -16,7 +16,7 @@ from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ..core.profile import Profile
 from ..core.snapshot import Diagnostic, prepare
-from ..tools.base import ToolContext
+from ..tools.base import ToolContext, time_limit
 from ..tools.chat_history import STATE_KEY as CHAT_STATE_KEY
 from ..tools.chat_history import ChatHistory, load_chat
 from ..tools.registry import BUILTINS, INJECTED, planned_diagnostics
@@ -26,7 +26,7 @@ from .demo import seed_demo_workspace
 from .extensions import ExtensionTool, make_extension_tool
 from .invocation import Invocation
 from .loop import LoopThread
-from .store import Store
+from .store import Store, make_folders
 
 if TYPE_CHECKING:
     from ..mcp import McpManager
@@ -50,8 +50,7 @@ class Workbench:
             seed_demo_workspace(self.workspace)
         else:
             self.workspace = Path(workspace).expanduser().resolve()
-        for name in WORKSPACE_DIRS:
-            (self.workspace / name).mkdir(parents=True, exist_ok=True)
+        make_folders(self.workspace, WORKSPACE_DIRS)
         self._profile = self._check_profile(_as_profile(profile))
         self._extensions: dict[ToolId, ExtensionTool] = {}
         self._seed = seed
@@ -249,6 +248,7 @@ class Workbench:
         catalog = {d.id: d for d in self.catalog()}
         snapshot = prepare(profile or self._profile, catalog, snapshot_id=invocation_id, scene=scene,
                            unavailable=self._unavailable(), return_mode=return_mode)
+        make_folders(self._store.invocation_dir(invocation_id))
         inv = Invocation(self, snapshot, profile=profile or self._profile)
         inv.state.update(self._run_inputs())
         inv._save_snapshot()
@@ -280,7 +280,8 @@ class Workbench:
                               cancel=inv._cancel, stop=inv._stop)
             if blocking and tool.blocking is not None:
                 return tool.blocking(ctx, args)
-            return tool.handler(ctx, args)
+            with time_limit(inv.profile.tools.builtin_timeout_seconds):
+                return tool.handler(ctx, args)
         if kind == "extension":
             ext = self._extensions.get(tool_id)
             if ext is None:
@@ -306,21 +307,28 @@ class Workbench:
         self._store.flush()
 
     def close(self) -> None:
+        """Stop MCP servers and children, write what is queued, release the loop and the files.
+
+        Everything is released even when a step fails; the first failure is raised after."""
         if self._closed:
             return
         self._closed = True
-        try:
-            if self._agents is not None:
-                self._agents.close()  # cancels unfinished children while the loop still runs
-            if self._mcp is not None:
-                self._mcp.close()
-        finally:
-            self._store.close()  # writes the queued log lines before the logs close
-            for inv in self._invocations:
-                inv.close()
-            self._loop.close()
-            if self._owns_workspace:
-                shutil.rmtree(self.workspace, ignore_errors=True)
+        steps: list[Callable[[], None]] = []
+        if self._agents is not None:
+            steps.append(self._agents.close)  # cancels unfinished children while the loop still runs
+        if self._mcp is not None:
+            steps.append(self._mcp.close)
+        steps += [self._store.close, *(inv.close for inv in self._invocations), self._loop.close]
+        if self._owns_workspace:
+            steps.append(lambda: shutil.rmtree(self.workspace, ignore_errors=True))
+        failure: BaseException | None = None
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     async def aclose(self) -> None:
         import asyncio

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.arguments import MISSING, ToolArguments, invalid_arguments_message
+from ..core.arguments import MISSING, ToolArguments, invalid_arguments_message, quote
 from ..core.errors import OutcomeUnknown, ToolbenchError, ToolError
 from ..core.fileio import write_atomic
 from ..core.gate import GateState, charge
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from .bench import Workbench
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
+# What a provider can hand over as a call's arguments; anything else is a Python object.
+_WIRE_TYPES = (str, dict, list, int, float, bool, type(None), ToolArguments)
 
 
 @dataclass(slots=True)
@@ -100,8 +102,8 @@ class Invocation:
         profile_path = directory / PROFILE_NAME
         profile = Profile.load(profile_path) if profile_path.exists() else None
         inv = cls(bench, snapshot, records=records, gate=gate, blocked=blocked, profile=profile)
-        inv._round = max(inv._round, bench._store.highest_round(invocation_id))  # files of unlogged calls
-        output = next((e["output"] for e in reversed(entries) if e.get("output") is not None), None)
+        inv._round = max(inv._round, bench._store.recover(invocation_id, _record_files(invocation_id, calls)))
+        output = _published_output(entries)
         if output is not None:
             inv.state[OUTPUT_KEY] = inv._logged_output = output
         return inv
@@ -226,8 +228,8 @@ class Invocation:
         output = state.get(OUTPUT_KEY)
         if output is not self._logged_output and output is not None:
             with self._lock:
+                self._log.append(_output_entry(self._logged_output, output))
                 self._logged_output = output
-                self._bench._store.append_later(self._log, {"output": output})
 
     @staticmethod
     def _unpack(call: Call) -> tuple[str, Any, str | None]:
@@ -246,8 +248,15 @@ class Invocation:
     def _begin(self, round_no: int, call_name: Any, arguments: Any, call_id: str | None,
                *, last: bool) -> _Step | ToolResult:
         started = time.perf_counter()
+        if call_id is not None and not isinstance(call_id, str):
+            raise ToolbenchError("bench.misuse", f"a call id is a string or None, not {type(call_id).__name__}")
+        if not isinstance(call_name, str):
+            raise ToolbenchError("bench.misuse", f"a call name is a string, not {type(call_name).__name__}")
+        if not isinstance(arguments, _WIRE_TYPES) and arguments is not MISSING:
+            raise ToolbenchError("bench.misuse", "arguments are the wire text (a str), a dict, or another JSON "
+                                 f"value, not {type(arguments).__name__}")
         args = arguments if isinstance(arguments, ToolArguments) else ToolArguments.decode(arguments)
-        name = call_name if isinstance(call_name, str) else str(call_name)
+        name = call_name
         binding = self.snapshot.binding_for(name)
         tool_id = binding.tool_id if binding else None
         with self._lock:
@@ -273,7 +282,7 @@ class Invocation:
         if binding is None:
             names = ", ".join(f"`{n}`" for n in self.snapshot.call_names) or "none"
             return self._refuse(round_no, call_id, name, args, None, started, "model.unknown_tool_call",
-                                f"There is no tool named `{name}`. Call one of the available tools: {names}.",
+                                f"There is no tool named `{quote(name)}`. Call one of the available tools: {names}.",
                                 {"available": list(self.snapshot.call_names)})
         if binding.descriptor.completes_round and not last:
             return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.tool_after_finish",
@@ -355,11 +364,13 @@ class Invocation:
                 search_call_name=self._call_names.get("builtin:workspace.search_files"))
             if projected is not None:
                 store = self._bench._store
-                store.write_now(projected.readable_path, projected.readable_text)
+                # The audit file first: a readable file without its audit file is then always a
+                # write cut short (a crash between the two), which a reopen sweeps.
+                store.write_json_now(projected.audit_path, projected.raw)
                 try:
-                    store.write_json_now(projected.audit_path, projected.raw)
+                    store.write_now(projected.readable_path, projected.readable_text)
                 except ToolbenchError:
-                    store.remove(projected.readable_path)  # no readable file without its audit file
+                    store.remove(projected.audit_path)
                     raise
                 result, externalized = projected.result, True
         return self._record(step.round, step.call_id, step.call_name, step.arguments, result, step.started,
@@ -372,10 +383,12 @@ class Invocation:
                             externalized=externalized, signature=self._signatures.pop((round_no, call_id), None))
         if audit and not externalized:  # an externalised result's audit file is written already
             self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
+        # The log line is the record of the answer: written before the call returns, so a
+        # crash right after loses nothing that was answered (record files are rebuilt from it).
+        entry = {"record": record.to_log(), "gate": self._gate.to_json(), "blocked": self.blocked}
         with self._lock:
+            self._log.append(entry)
             self._records.append(record)
-            self._bench._store.append_later(
-                self._log, {"record": record.to_log(), "gate": self._gate.to_json(), "blocked": self.blocked})
         return result
 
     def close(self) -> None:
@@ -384,3 +397,42 @@ class Invocation:
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+def _record_files(invocation_id: str, calls: list[dict[str, Any]]) -> dict[str, tuple[Any, Any]]:
+    """Each logged call's file stem -> (its tool-args content, its audit content or None), for
+    `Store.recover`. A repeated (round, call id) was refused without files of its own; an
+    externalised result's audit file is the raw result, written before its call returned."""
+    files: dict[str, tuple[Any, Any]] = {}
+    for entry in calls:
+        record = entry["record"]
+        stem = call_file_stem(invocation_id, int(record["round"]), str(record["callId"]))
+        if stem not in files:
+            files[stem] = (record.get("arguments"), None if record.get("externalized") else record["result"])
+    return files
+
+
+def _output_entry(previous: Any, output: dict[str, Any]) -> dict[str, Any]:
+    """The run-log line of a newly published output: an append logs only what it added, so
+    committing a growing file does not log the whole output again each time."""
+    text = output["text"]
+    head = {k: v for k, v in output.items() if k != "text"}
+    before = previous.get("text") if isinstance(previous, dict) else None
+    if output.get("mode") == "append" and isinstance(before, str) and text.startswith(before):
+        return {"output": head, "appended": text[len(before):]}
+    return {"output": head, "text": text}
+
+
+def _published_output(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The published output the run log's output lines add up to (see `_output_entry`)."""
+    output: dict[str, Any] | None = None
+    for entry in entries:
+        head = entry.get("output")
+        if head is None:
+            continue
+        if "appended" in entry:
+            text = (output["text"] if output else "") + entry["appended"]
+        else:
+            text = entry.get("text", head.get("text", ""))  # logs of older versions kept it inside
+        output = {**head, "text": text}
+    return output

@@ -1,10 +1,13 @@
 """Runtime files of a workspace: `tool-args/`, `tool-results/` and the run logs.
 
-Record files (arguments, audit JSON) and run-log lines go through one background writer, so
-a call does not wait for file creation (about 90 µs a file here, more than the runtime's
-whole per-call budget). Log lines are appended in order as they come; record files are
-written once the calls pause for IDLE_SECONDS. `flush()` waits for both. Externalised result files are
-written before the call returns, since the model is told to read them.
+The run log is the record of what was answered: its line is written (and flushed) by the
+call itself, before the call returns, so a crash right after can lose no answered call.
+Record files (arguments, audit JSON) can be rebuilt from the log, so they go through a
+background writer: a call does not wait for file creation (about 90 µs a file here, more
+than the runtime's whole per-call budget). They are written once the calls pause for
+IDLE_SECONDS; `flush()` waits for them, and a reopened invocation writes those a crash lost
+(`Invocation.reopen`). Externalised result files are written before the call returns, since
+the model is told to read them.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ _ROUND = re.compile(r"\.?round-(\d+)-")  # record files, and their temp files (`
 
 
 class Store:
-    """Writes the runtime files of one workspace, most of them on a background writer thread."""
+    """Writes the runtime files of one workspace; record files on a background writer thread."""
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace
@@ -47,21 +50,37 @@ class Store:
     def path(self, relative: str) -> Path:
         return self.workspace / relative
 
-    def highest_round(self, invocation_id: str) -> int:
-        """The highest round any record file of the invocation names (0 if none).
+    def recover(self, invocation_id: str, logged: dict[str, tuple[Any, Any]]) -> int:
+        """Mend an invocation's record files after a crash; return the highest round they name.
 
-        A crash can leave a call's record files without its run-log line; a reopened invocation
-        starts after them, so its new write-once files never meet them."""
+        `logged` maps each logged call's file stem to its (arguments, audit result or None).
+        A crash can leave: temporary files (swept: tools would list them), a readable result
+        without its audit file (an unanswered call: swept), and logged calls whose deferred
+        record files were never written (rebuilt from the log). Files of calls the log lacks
+        stay; the reopened invocation starts after their round, so its new write-once files
+        never meet them."""
         highest = 0
         for root in (ARGS_ROOT, RESULTS_ROOT):
+            folder = self.path(f"{root}/{invocation_id}")
             try:
-                names = os.listdir(self.path(f"{root}/{invocation_id}"))
+                names = set(os.listdir(folder))
             except OSError:
-                continue
-            for name in names:
+                names = set()
+            for name in sorted(names):
+                if name.startswith(".") and name.endswith(".tmp"):
+                    _unlink(folder / name)
+                    continue
+                if root == RESULTS_ROOT and name.endswith(".txt") and name[:-4] + ".json" not in names:
+                    _unlink(folder / name)
+                    continue
                 match = _ROUND.match(name)
                 if match:
                     highest = max(highest, int(match.group(1)))
+            for stem, (arguments, audit) in logged.items():
+                value = arguments if root == ARGS_ROOT else audit
+                name = stem.rsplit("/", 1)[1] + ".json"
+                if value is not None and name not in names:
+                    write_once(folder / name, json_bytes(value, indent=2) + b"\n")
         return highest
 
     def write_now(self, relative: str, text: str | bytes) -> None:
@@ -78,10 +97,6 @@ class Store:
     def write_later(self, relative: str, value: Any) -> None:
         """Queue a write-once pretty JSON file of `value` (path and JSON made on the writer thread)."""
         self._put(("file", relative, value))
-
-    def append_later(self, log: Any, entry: Any) -> None:
-        """Queue a run-log line; lines are written in order, each whole, and flushed."""
-        self._put(("log", log, entry))
 
     def _put(self, item: tuple[Any, ...]) -> None:
         if self._thread is None:
@@ -103,9 +118,9 @@ class Store:
             raise errors[0]
 
     def _drain(self) -> None:
-        # Log lines are written as they come. Record files wait until the calls pause
-        # (IDLE_SECONDS without a new item) or MAX_DEFERRED pile up: creating a file costs more
-        # than a whole call, and writing them between calls would compete with the calls.
+        # Record files wait until the calls pause (IDLE_SECONDS without a new item) or
+        # MAX_DEFERRED pile up: creating a file costs more than a whole call, and writing them
+        # between calls would compete with the calls.
         deferred: list[tuple[Any, ...]] = []
         while True:
             try:
@@ -117,33 +132,23 @@ class Store:
             batch = [first]
             while not self._queue.empty() and len(batch) < 1024:
                 batch.append(self._queue.get_nowait())
-            done = 0
             for item in batch:
                 if item is None:
-                    self._settle(done + self._write(deferred))
+                    self._settle(self._write(deferred))
                     return
-                if item[0] == "file":
-                    deferred.append(item)
-                else:
-                    done += self._write([item])
+                deferred.append(item)
             if len(deferred) >= MAX_DEFERRED:
-                done += self._write(deferred)
+                self._settle(self._write(deferred))
                 deferred = []
-            self._settle(done)
 
     def _write(self, items: list[tuple[Any, ...]]) -> int:
-        for kind, target, value in items:
+        for _, relative, value in items:
             try:
-                if kind == "file":
-                    target = self.path(target)
-                    write_once(target, json_bytes(value, indent=2) + b"\n")
-                else:
-                    target.append(value)
+                write_once(self.path(relative), json_bytes(value, indent=2) + b"\n")
             except ToolbenchError as exc:
                 self._errors.append(exc)
             except Exception as exc:
-                where = getattr(target, "path", target)
-                self._errors.append(ToolbenchError("storage.write_failed", f"cannot write {where}: {exc}"))
+                self._errors.append(ToolbenchError("storage.write_failed", f"cannot write {relative}: {exc}"))
         return len(items)
 
     def _settle(self, count: int) -> None:
@@ -153,11 +158,33 @@ class Store:
                 self._idle.notify_all()
 
     def close(self) -> None:
-        if self._thread is not None:
-            self.flush()
-            self._queue.put(None)
-            self._thread.join(timeout=10)
-            self._thread = None
+        """Write what is queued and stop the writer; then raise the first failure, if any."""
+        if self._thread is None:
+            return
+        self._queue.put(None)  # after everything queued: the writer writes it all, then stops
+        self._thread.join(timeout=60)
+        self._thread = None
+        if self._errors:
+            errors, self._errors = self._errors, []
+            raise errors[0]
+
+
+def make_folders(base: Path, names: tuple[str, ...] = ("",)) -> None:
+    """Make `base/<name>` for each name (and their parents), or raise `storage.not_writable`."""
+    for name in names:
+        folder = base / name if name else base
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolbenchError("storage.not_writable", f"cannot create {folder}: {exc.strerror or exc}; the "
+                                 "workspace and its runtime folders must be writable") from exc
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise ToolbenchError("storage.write_failed", f"cannot remove {path.name}: {exc.strerror or exc}") from exc
 
 
 def args_path(stem: str) -> str:

@@ -17,12 +17,15 @@ import contextlib
 import functools
 import random
 import threading
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.descriptors import ToolDescriptor
+from ..core.errors import ToolError
 
 if TYPE_CHECKING:
     import asyncio
@@ -103,6 +106,39 @@ class ToolContext:
     def call_name_of(self, tool_id: str) -> str | None:
         """The call name the model sees for a tool, if the snapshot offers it (for hints)."""
         return self.call_names.get(tool_id)
+
+
+# The monotonic time the running builtin must stop by, set by the runtime around a sync
+# handler. A context variable, so the loops that check it (walks, searches, edit passes) need
+# no context object threaded through them, and each thread or task sees its own call's.
+_DEADLINE: ContextVar[float | None] = ContextVar("toolbench_builtin_deadline", default=None)
+
+
+class time_limit:
+    """`with time_limit(seconds):` runs the block as a builtin call with that long to finish."""
+
+    __slots__ = ("_seconds", "_token")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+
+    def __enter__(self) -> None:
+        self._token = _DEADLINE.set(time.monotonic() + self._seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        _DEADLINE.reset(self._token)
+
+
+def check_deadline() -> None:
+    """Raise `tool.timeout` when the running builtin is past its time limit.
+
+    Long loops call it between steps (about every millisecond of work, never per byte), so
+    a call that would run too long ends with a coded result and leaves nothing half done."""
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise ToolError("tool.timeout", "The tool ran out of time (its limit is the profile's "
+                        "`tools.builtinTimeoutSeconds`). Narrow the request: a smaller folder, a more "
+                        "specific pattern, a shorter edit.")
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], "ToolOutput | Awaitable[ToolOutput]"]
