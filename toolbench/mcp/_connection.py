@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from ..core.errors import OutcomeUnknown, ToolError
 from ._config import ServerSpec
 from ._mapping import MappedResult, map_server_error, map_tool_result, response_chars
-from ._procs import find_child, is_alive, kill_group
+from ._procs import CappedLog, find_child, is_alive, kill_group
 from ._transport import RejectedTool, WireMonitor, open_transport, watched
 
 MAX_PAGES = 100  # a paginator that never ends cannot hang discovery
@@ -123,9 +123,9 @@ class Connection:
                     errlog = None
                     if self.log_path is not None:
                         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-                        errlog = stack.enter_context(
-                            self.log_path.open("w", encoding="utf-8", errors="replace", buffering=1)
-                        )
+                        log = CappedLog(self.log_path)
+                        stack.callback(log.close)
+                        errlog = log.writer
                     self._monitor = WireMonitor(self._protocol_version)
                     transport = open_transport(self.spec, errlog=errlog, token=self._token, monitor=self._monitor)
                     client = Client(
@@ -296,6 +296,12 @@ class Connection:
             except RuntimeError as exc:  # the SDK's output-schema check and input-required refusals
                 mapped = map_server_error(-32603, f"The MCP server's answer was refused: {exc}")
                 raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
+            except (ValueError, TypeError) as exc:
+                if not monitor.call_sent:  # the client refused to serialise the request: nothing left
+                    self._not_sent(tool, f"the MCP client could not serialise the arguments ({exc}); "
+                                   "send flatter arguments")
+                self._mark_lost()
+                self._unknown(tool, "mcp.connection_lost", f"{type(exc).__name__}: {exc}")
             except Exception as exc:  # a transport failure: did the request leave?
                 self._mark_lost()
                 if monitor.call_sent:

@@ -1,4 +1,5 @@
-"""Child processes and their stderr logs: find a stdio server's pid, kill its group, read a log tail.
+"""Child processes and their stderr logs: find a stdio server's pid, kill its group, keep its
+stderr in a capped log, read a log tail.
 
 The SDK's stdio transport does not expose the process it starts, so each server is started with
 a unique `TOOLBENCH_MCP_TOKEN` in its environment and found again under /proc (Linux). Elsewhere
@@ -10,9 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 from pathlib import Path
+from typing import IO
 
 TOKEN_VAR = "TOOLBENCH_MCP_TOKEN"
+LOG_MAX_BYTES = 1 << 20  # per log file; with the one rotated file, a server's stderr keeps at most 2 MiB
 _PROC = Path("/proc")
 
 
@@ -88,3 +92,57 @@ def tail_lines(path: Path | None, lines: int = 20, max_bytes: int = 16_384) -> t
     if size > max_bytes and parts:
         parts = parts[1:]  # the first line read is probably cut
     return tuple(line[:500] for line in parts[-lines:])
+
+
+class CappedLog:
+    """A stderr for a child process that keeps its newest output in `path`, at most 2 files of
+    `max_bytes` (`path` and `path.1`): a chatty or looping server cannot fill the disk.
+
+    The child writes to a pipe (`writer`, handed to the SDK as errlog); a daemon thread copies
+    the pipe to the log and always drains it, so the child never blocks on its stderr. Call
+    `close()` once the child has been started: the copy ends when the child's end closes."""
+
+    def __init__(self, path: Path, max_bytes: int = LOG_MAX_BYTES) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        read_fd, write_fd = os.pipe()
+        self.writer: IO[str] = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self._thread = threading.Thread(target=self._copy, args=(read_fd,), name="toolbench-mcp-stderr", daemon=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}.1")
+        self._log = open(path, "wb")  # noqa: SIM115 (closed by the copy thread)
+        self._size = 0
+        self._thread.start()
+
+    def _copy(self, read_fd: int) -> None:
+        writable = True
+        try:
+            while chunk := os.read(read_fd, 65536):
+                if not writable:
+                    continue  # the disk refused the log: drain and drop, so the child never blocks
+                try:
+                    chunk = chunk[-self.max_bytes:]  # a chunk over the cap keeps its newest part
+                    if self._size + len(chunk) > self.max_bytes and self._size:
+                        self._rotate()
+                    self._log.write(chunk)
+                    self._log.flush()
+                    self._size += len(chunk)
+                except OSError:
+                    writable = False
+        finally:
+            os.close(read_fd)
+            with contextlib.suppress(OSError):
+                self._log.close()
+
+    def _rotate(self) -> None:
+        self._log.close()
+        os.replace(self.path, f"{self.path}.1")
+        self._log = open(self.path, "wb")  # noqa: SIM115
+        self._size = 0
+
+    def close(self, wait: float = 0.5) -> None:
+        """Close this process's end of the pipe and wait (up to `wait` s) for the copy to end,
+        which it does once the child's end closes too: a stopped server's last words are in
+        the log before its diagnostic reads them."""
+        self.writer.close()
+        self._thread.join(wait)
