@@ -30,6 +30,7 @@ from operator import eq
 from typing import Literal, NamedTuple
 
 from ...core.errors import ToolError
+from ..base import check_deadline
 
 __all__ = ["EditResult", "Strategy", "apply_edit", "dry_run", "unified_diff"]
 
@@ -184,6 +185,7 @@ def _candidate_views(text: str, pattern: _Pattern) -> list[_Lines] | None:
     line, counted = 0, 0
     pos = text.find(core)
     while pos != -1:
+        check_deadline()
         line += text.count("\n", counted, pos)
         line_start = text.rfind("\n", 0, pos) + 1
         counted = pos = line_start
@@ -238,6 +240,7 @@ def _line_endings(text: str, old: str, rendered: str) -> list[_Match]:
     out: list[_Match] = []
     line, counted = 1, 0
     for hit in _crlf_blind(needle).finditer(text, bom):
+        check_deadline()
         line += text.count("\n", counted, hit.start())
         counted = hit.start()
         out.append(_Match(hit.start(), hit.end(), rendered, line))
@@ -325,6 +328,7 @@ def _trailing_whitespace(lines: _Lines, pattern: _Pattern, rendered: str) -> lis
     line, counted = 0, 0
     pos = hay.find(needle)
     while pos != -1:  # each hit starts at the LF before its window's first line
+        check_deadline()
         line += hay.count("\n", counted, pos)
         counted = pos
         windows.append((line, rendered))
@@ -416,6 +420,7 @@ def _indentation(lines: _Lines, pattern: _Pattern, new_lf: str, eol: str) -> lis
     free, tokens, counted = 0, 0, 0
     pos = hay.find(needle)
     while pos != -1:
+        check_deadline()
         start = hay.rfind("\n", 0, pos) + 1
         if hay.find(_CORE, start, pos) == -1:  # the hit starts at its line's separator
             tokens += hay.count("\n", counted, start)
