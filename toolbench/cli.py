@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     snap.add_argument("--protocol", choices=PROTOCOLS, default="openai")
     snap.add_argument("--check", action="store_true",
                       help="list each provider's problems with the tool list; exit 1 if any would refuse it")
+    snap.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema",
+                      help="Gemini's schema field: parametersJsonSchema (default) or the OpenAPI subset in parameters")
 
     call = sub.add_parser("call", help="run one tool call and print the ToolResult as JSON")
     call.add_argument("call_name")
@@ -46,11 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         with Workbench(args.workspace, args.profile, seed=getattr(args, "seed", None)) as bench:
             inv = bench.invocation(args.scene)
             if args.command == "snapshot" and args.check:
-                problems = inv.snapshot.check()
+                problems = inv.snapshot.check(schema=args.gemini_schema)
                 _print([dataclasses.asdict(p) for p in problems])
                 return 1 if any(p.fatal and not p.repaired for p in problems) else 0
             if args.command == "snapshot":
-                _print(inv.snapshot.render(args.protocol))
+                _print(inv.snapshot.render(args.protocol, schema=args.gemini_schema))
             else:
                 wire: Any = MISSING if args.arguments is None else args.arguments
                 _print(inv.call(args.call_name, wire).model_dump(mode="json", by_alias=True))

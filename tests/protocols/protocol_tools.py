@@ -91,3 +91,7 @@ RESPONSE_FIXTURES = {
 
 def load_response(protocol: str) -> dict[str, Any]:
     return json.loads((FIXTURES / RESPONSE_FIXTURES[protocol]).read_text(encoding="utf-8"))
+
+
+def load_fixture(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))

@@ -75,9 +75,9 @@ def test_duplicate_call_names_are_fatal_everywhere():
     assert {p.protocol for p in problems if p.rule == "name.duplicate" and p.fatal} == set(PROTOCOLS)
 
 
-def test_exclusive_minimum_is_fatal_for_gemini_and_render_repairs_it():
+def test_exclusive_minimum_is_fatal_for_gemini_openapi_and_render_repairs_it():
     schema = {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}}
-    problems = check([tool("count", schema)])
+    problems = check([tool("count", schema)], schema="openapi")
     [problem] = [p for p in problems if p.protocol == "gemini"]
     assert (problem.rule, problem.fatal, problem.repaired) == ("schema.keyword_unsupported", True, True)
     assert problem.path == "/properties/n/exclusiveMinimum"
@@ -85,8 +85,31 @@ def test_exclusive_minimum_is_fatal_for_gemini_and_render_repairs_it():
     assert fatal_protocols(problems) == {"gemini"}
 
 
-def test_check_lists_every_gemini_problem_of_a_pydantic_mcp_schema():
-    problems = [p for p in check([ISSUE_CREATE]) if p.protocol == "gemini"]
+def test_exclusive_minimum_only_warns_for_gemini_json_schema_whose_docs_do_not_list_it():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}}
+    [problem] = check([tool("count", schema)], protocols=["gemini"])
+    assert (problem.rule, problem.fatal, problem.repaired, problem.path) == (
+        "schema.keyword_unlisted", False, False, "/properties/n/exclusiveMinimum")
+
+
+def test_gemini_json_schema_lists_what_may_go_wrong_with_a_pydantic_mcp_schema():
+    problems = check([ISSUE_CREATE], protocols=["gemini"])
+    assert {(p.rule, p.path, p.fatal, p.repaired) for p in problems} == {
+        ("schema.keyword_unlisted", "/properties/priority/exclusiveMinimum", False, False),
+        ("schema.title_nested", "/properties/title/title", False, False),
+    }
+
+
+def test_gemini_json_schema_repairs_a_const_and_names_definitions():
+    schema = {"type": "object", "properties": {"a": {"const": "x"}, "b": {"$ref": "#/definitions/B"}},
+              "definitions": {"B": {"type": "string"}}}
+    found = {(p.rule, p.path, p.repaired) for p in check([tool("t", schema)], protocols=["gemini"])}
+    assert found == {("schema.keyword_unlisted", "/properties/a/const", True),
+                     ("schema.keyword_unlisted", "/definitions", False)}
+
+
+def test_check_lists_every_gemini_openapi_problem_of_a_pydantic_mcp_schema():
+    problems = [p for p in check([ISSUE_CREATE], schema="openapi") if p.protocol == "gemini"]
     found = {(p.rule, p.path, p.fatal) for p in problems}
     assert found == {
         ("schema.keyword_unsupported", "/$schema", True),
@@ -119,15 +142,25 @@ def test_check_lists_every_gemini_problem_of_a_pydantic_mcp_schema():
         ),
     ],
 )
-def test_gemini_schema_rules(schema, rule):
-    problems = check([tool("t", schema)], protocols=["gemini"])
+def test_gemini_openapi_schema_rules(schema, rule):
+    problems = check([tool("t", schema)], protocols=["gemini"], schema="openapi")
     assert rule in rules(problems, "gemini", fatal=True)
+    assert rules(check([tool("t", schema)], protocols=["gemini"]), "gemini", fatal=True) == set()
 
 
-def test_a_multi_branch_any_of_only_warns_for_gemini():
+def test_a_multi_branch_any_of_is_kept_for_gemini_openapi():
     schema = {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}
-    problems = check([tool("t", schema)], protocols=["gemini"])
-    assert [(p.rule, p.fatal) for p in problems] == [("schema.union_dropped", False)]
+    assert check([tool("t", schema)], protocols=["gemini"], schema="openapi") == []
+    [declarations] = render("gemini", [tool("t", schema)], schema="openapi")
+    assert declarations["functionDeclarations"][0]["parameters"]["properties"]["a"] == schema["properties"]["a"]
+
+
+def test_gemini_openapi_reports_undeclared_required_names_at_every_level():
+    schema = {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}},
+                                                     "required": ["b", "c"]}}}
+    [problem] = check([tool("t", schema)], protocols=["gemini"], schema="openapi")
+    assert (problem.rule, problem.path, problem.repaired) == (
+        "schema.required_undeclared", "/properties/a/required", True)
 
 
 @pytest.mark.parametrize("schema", [{"type": "string"}, {"properties": {}}, {"anyOf": [{"type": "object"}]}, []])
@@ -171,6 +204,27 @@ def test_a_long_description_only_warns_for_openai():
 
 
 # -- strict mode -------------------------------------------------------------------------------
+
+
+def test_anthropic_strict_problems_say_what_the_rewrite_loses():
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 1},
+            "when": {"type": "string", "format": "date"},
+            "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+            "any": {},
+        },
+        "required": ["n"],
+    }
+    assert check([tool("t", schema)], protocols=["anthropic"]) == []
+    found = {(p.rule, p.path, p.repaired) for p in check([tool("t", schema)], strict=True, protocols=["anthropic"])}
+    assert found == {
+        ("strict.additional_properties", "", True),
+        ("strict.keyword_unsupported", "/properties/n/minimum", True),
+        ("strict.additional_properties", "/properties/tags", False),
+        ("strict.type_missing", "/properties/any", False),
+    }
 
 
 def test_strict_mode_problems_are_listed_only_when_asked():
@@ -272,21 +326,28 @@ def test_strict_render_leaves_no_repaired_problem(protocol, key):
     assert [p for p in check(again, strict=True, protocols=[protocol]) if p.repaired] == []
 
 
-def test_gemini_render_leaves_no_repaired_problem():
-    tools = [*TOOLS, MESSY]
-    assert any(p.repaired for p in check(tools, protocols=["gemini"]))
-    [rendered] = render("gemini", tools)
+@pytest.mark.parametrize("schema, field", [("openapi", "parameters"), ("json-schema", "parametersJsonSchema")])
+def test_gemini_render_leaves_no_repaired_problem(schema, field):
+    consts = tool("c", {"type": "object", "properties": {"k": {"const": "x"}}})
+    tools = [*TOOLS, MESSY, consts]
+    assert any(p.repaired for p in check(tools, protocols=["gemini"], schema=schema))
+    [rendered] = render("gemini", tools, schema=schema)
     again = [
-        tool(d["name"], d.get("parameters", {"type": "object", "properties": {}}))
+        tool(d["name"], d.get(field, {"type": "object", "properties": {}}))
         for d in rendered["functionDeclarations"]
     ]
-    assert check(again, protocols=["gemini"]) == []
+    assert [p for p in check(again, protocols=["gemini"], schema=schema) if p.repaired] == []
+    if schema == "openapi":
+        assert check(again, protocols=["gemini"], schema=schema) == []
 
 
-def test_gemini_infers_an_untyped_root_with_properties():
+def test_gemini_openapi_infers_an_untyped_root_with_properties():
     untyped = tool("t", {"properties": {"a": {"type": "string"}}})
-    [problem] = check([untyped], protocols=["gemini"])
+    [problem] = check([untyped], protocols=["gemini"], schema="openapi")
     assert (problem.rule, problem.fatal, problem.repaired) == ("schema.root_not_object", True, True)
-    assert render("gemini", [untyped])[0]["functionDeclarations"][0]["parameters"]["type"] == "object"
+    rendered = render("gemini", [untyped], schema="openapi")
+    assert rendered[0]["functionDeclarations"][0]["parameters"]["type"] == "object"
+    [problem] = check([untyped], protocols=["gemini"])  # JSON Schema is sent as it is: not repaired
+    assert (problem.rule, problem.repaired) == ("schema.root_not_object", False)
     [problem] = check([untyped], protocols=["openai"])
     assert not problem.repaired

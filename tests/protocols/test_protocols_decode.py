@@ -6,11 +6,12 @@ import copy
 
 import pytest
 from protocol_sdk import RESPONSE_MODELS
-from protocol_tools import RESPONSE_FIXTURES, TOOLS, load_response
+from protocol_tools import RESPONSE_FIXTURES, TOOLS, load_fixture, load_response
 
 from toolbench.core.arguments import MISSING, ToolArguments
 from toolbench.core.errors import ToolbenchError
 from toolbench.protocols import PROTOCOLS, DecodedCall, decode_calls
+from toolbench.protocols._gemini import FINISH_REASONS
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -115,8 +116,6 @@ INVALID_CALLS = [
     ("openai", "set", CHAT_CALL, "not an object", "tool call 0 is not an object"),
     ("openai", "del", (*CHAT_CALL, "function"), None, "no `function`"),
     ("openai", "set", (*CHAT_CALL, "function", "name"), "", "empty name"),
-    ("openai", "del", (*CHAT_CALL, "id"), None, "tool_call_id is required"),
-    ("openai", "set", (*CHAT_CALL, "id"), "", "tool_call_id is required"),
     ("openai", "set", (*CHAT_CALL, "id"), "call_7HsD2kLpQ9xVbN4mZr8TyWc3", "twice"),
     ("openai", "set", (*CHAT_CALL, "type"), "custom", "type 'custom'"),
     ("openai-responses", "set", (*RESP_CALL, "name"), "", "empty name"),
@@ -305,6 +304,87 @@ def test_gemini_keeps_ids_the_provider_sent():
     calls = decode_calls("gemini", response)
     assert calls[1].call_id == "b2x9k1qe"
     assert calls[0].call_id.startswith("tb-gemini-")
+
+
+# -- Chat Completions calls without ids (Gemini's OpenAI-compatible endpoint) -------------------
+
+
+@pytest.mark.parametrize("op", ["empty", "null", "absent"])
+def test_a_chat_call_without_an_id_gets_one_of_its_own(op):
+    response = load_response("openai")
+    call = response["choices"][0]["message"]["tool_calls"][1]
+    if op == "absent":
+        del call["id"]
+    else:
+        call["id"] = "" if op == "empty" else None
+    calls = decode_calls("openai", response, id_seed="inv_1_1")
+    assert calls[1].call_id.startswith("tb-openai-") and calls[1].call_id.endswith("-1")
+    assert calls[0].call_id == "call_Qm3J8yLk2VwZt5Rb9XcN1aPf"  # ids that came are kept
+    assert calls[1].call_id != decode_calls("openai", response, id_seed="inv_1_2")[1].call_id
+
+
+# -- Vertex AI's integer enums -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "finish, code",
+    [(2, "model.output_truncated"), (3, "model.provider_refusal"), (4, "model.provider_refusal"),
+     (6, "model.provider_refusal"), (7, "model.provider_refusal"), (8, "model.provider_refusal"),
+     (9, "model.invalid_tool_call"), (10, "model.provider_refusal"), (15, "model.invalid_tool_call"),
+     ("MAX_TOKENS", "model.output_truncated"), ("SAFETY", "model.provider_refusal")],
+)
+def test_gemini_finish_reasons_are_read_as_names_or_vertex_numbers(finish, code):
+    response = load_fixture("gemini_vertex_int_enums_response.json")
+    response["candidates"][0]["finishReason"] = finish
+    with pytest.raises(ToolbenchError) as info:
+        decode_calls("gemini", response)
+    assert info.value.code == code
+
+
+def test_a_vertex_response_with_integer_enums_decodes():
+    response = load_fixture("gemini_vertex_int_enums_response.json")
+    [call] = decode_calls("gemini", response, id_seed="inv_1_1")
+    assert (call.call_name, call.arguments) == ("dice_roll", {"formula": "1d20"})
+    # google-genai parses names only; with the numbers named, the body is the SDK's shape.
+    RESPONSE_MODELS["gemini"].model_validate(_vertex_names(response))
+
+
+def test_a_vertex_prompt_block_reason_number_is_a_refusal():
+    with pytest.raises(ToolbenchError) as info:
+        decode_calls("gemini", {"promptFeedback": {"blockReason": 1}})
+    assert info.value.code == "model.provider_refusal"
+
+
+_VERTEX_ENUMS = {
+    "finishReason": FINISH_REASONS,
+    "category": ("HARM_CATEGORY_UNSPECIFIED", "HARM_CATEGORY_HATE_SPEECH", "HARM_CATEGORY_DANGEROUS_CONTENT",
+                 "HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_SEXUALLY_EXPLICIT"),
+    "probability": ("HARM_PROBABILITY_UNSPECIFIED", "NEGLIGIBLE", "LOW", "MEDIUM", "HIGH"),
+    "severity": ("HARM_SEVERITY_UNSPECIFIED", "HARM_SEVERITY_NEGLIGIBLE", "HARM_SEVERITY_LOW"),
+}
+
+
+def _vertex_names(value):
+    if isinstance(value, dict):
+        return {k: _VERTEX_ENUMS[k][v] if k in _VERTEX_ENUMS and type(v) is int else _vertex_names(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_vertex_names(v) for v in value]
+    return value
+
+
+# -- Anthropic refusals ----------------------------------------------------------------------------
+
+
+def test_an_anthropic_refusal_says_the_providers_explanation():
+    explanation = "This request could enable cyber harm, such as malware development."
+    response = {**load_response("anthropic"), "content": [], "stop_reason": "refusal",
+                "stop_details": {"type": "refusal", "category": "cyber", "explanation": explanation}}
+    RESPONSE_MODELS["anthropic"].model_validate(response)
+    with pytest.raises(ToolbenchError) as info:
+        decode_calls("anthropic", response)
+    assert info.value.code == "model.provider_refusal"
+    assert explanation in info.value.message
 
 
 def test_fixture_names_match_the_advertised_tools():

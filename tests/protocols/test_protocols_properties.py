@@ -58,22 +58,36 @@ ROOTS = st.builds(
 ).map(lambda s: {**s, "type": "object"})
 
 
-def gemini_parameters(schema: dict) -> dict | None:
-    rendered = render("gemini", [tool("t", schema)])
-    return rendered[0]["functionDeclarations"][0].get("parameters")
+def gemini_parameters(schema: dict, mode: str = "openapi") -> dict | None:
+    rendered = render("gemini", [tool("t", schema)], schema=mode)
+    field = "parameters" if mode == "openapi" else "parametersJsonSchema"
+    return rendered[0]["functionDeclarations"][0].get(field)
 
 
 @settings(max_examples=150, deadline=None)
 @given(ROOTS)
-def test_gemini_render_always_validates_and_leaves_nothing_to_repair(schema):
+def test_gemini_openapi_render_always_validates_and_leaves_nothing_to_repair(schema):
     parameters = gemini_parameters(schema)
     if parameters is None:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         genai_types.Schema.model_validate(parameters)
-    assert [p for p in check([tool("t", parameters)], protocols=["gemini"]) if p.fatal] == []
+    assert [p for p in check([tool("t", parameters)], protocols=["gemini"], schema="openapi") if p.fatal] == []
     assert gemini_parameters(parameters) == parameters  # idempotent
+
+
+@settings(max_examples=150, deadline=None)
+@given(ROOTS)
+def test_gemini_json_schema_render_is_idempotent_and_leaves_nothing_to_repair(schema):
+    sent = gemini_parameters(schema, "json-schema")
+    if sent is None:
+        return
+    assert "$schema" not in sent and "$id" not in sent
+    assert sent.get("properties", {}).keys() == schema.get("properties", {}).keys()
+    genai_types.FunctionDeclaration.model_validate({"name": "t", "parametersJsonSchema": sent})
+    assert [p for p in check([tool("t", sent)], protocols=["gemini"]) if p.repaired] == []
+    assert gemini_parameters(sent, "json-schema") == sent
 
 
 @settings(max_examples=150, deadline=None)

@@ -17,7 +17,8 @@ from toolbench.protocols import PROTOCOLS, render
 
 
 def gemini_parameters(schema: dict) -> dict | None:
-    [declarations] = render("gemini", [tool("t", schema)])
+    """The OpenAPI-subset form (`schema="openapi"`), which the sanitiser tests below pin."""
+    [declarations] = render("gemini", [tool("t", schema)], schema="openapi")
     return declarations["functionDeclarations"][0].get("parameters")
 
 
@@ -70,8 +71,9 @@ def test_render_keeps_tool_order_and_empty_list(protocol):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("strict", [False, True])
-def test_every_rendered_list_validates_with_the_provider_sdk(protocol, strict):
-    validate_tools(protocol, render(protocol, TOOLS, strict=strict))
+@pytest.mark.parametrize("schema", ["json-schema", "openapi"])
+def test_every_rendered_list_validates_with_the_provider_sdk(protocol, strict, schema):
+    validate_tools(protocol, render(protocol, TOOLS, strict=strict, schema=schema))
 
 
 def test_render_unknown_protocol_is_an_error():
@@ -134,7 +136,7 @@ def test_claude_sanitise_removes_only_schema_and_id_at_every_level():
 # -- Gemini: upstream rules plus the survey's rejected keywords (reference §2.6, table 9.12) -------
 
 
-def test_gemini_sanitise_pins_the_reference_table():
+def test_gemini_openapi_pins_the_reference_table_and_keeps_nested_required():
     schema = {
         "type": "object",
         "properties": {
@@ -153,7 +155,7 @@ def test_gemini_sanitise_pins_the_reference_table():
         "type": "object",
         "properties": {
             "query": {"type": "string"},
-            "filter": {"type": "object", "properties": {"tag": {"type": "string"}}},  # nested required removed
+            "filter": {"type": "object", "properties": {"tag": {"type": "string"}}, "required": ["tag"]},
             "options": {"type": "string"},  # free-form nested object becomes string
             "extra": {"type": "string"},
         },
@@ -180,16 +182,12 @@ def test_gemini_drops_the_top_level_required_when_nothing_is_declared():
         ("dependentRequired", {"a": ["b"]}),
         ("dependentSchemas", {"a": {"required": ["b"]}}),
         ("allOf", [{"type": "string"}, {"minLength": 1}]),
-        ("anyOf", [{"type": "string"}, {"type": "integer"}]),
-        ("oneOf", [{"type": "string"}, {"type": "integer"}]),
         ("not", {"type": "null"}),
         ("if", {"minLength": 1}),
         ("then", {"maxLength": 3}),
         ("else", {"maxLength": 9}),
         ("const", 3),
-        ("default", "x"),
         ("examples", ["x"]),
-        ("title", "X"),
         ("exclusiveMinimum", 0),
         ("exclusiveMaximum", 9),
         ("multipleOf", 2),
@@ -210,15 +208,46 @@ def test_gemini_removes_each_rejected_keyword_at_every_level(keyword, value):
     check_gemini(__import__("google.genai").genai.types.Schema, rendered)
 
 
+@pytest.mark.parametrize(
+    "keyword, value",
+    [("title", "X"), ("default", "x"), ("anyOf", [{"type": "string"}, {"type": "integer", "minimum": 1}])],
+)
+def test_gemini_openapi_keeps_what_its_schema_has_at_every_level(keyword, value):
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "object", "properties": {"b": {"type": "string", keyword: value}}}},
+        keyword: value,
+    }
+    rendered = gemini_parameters(schema)
+    assert rendered is not None
+    assert rendered[keyword] == value
+    assert rendered["properties"]["a"]["properties"]["b"][keyword] == value
+    check_gemini(__import__("google.genai").genai.types.Schema, rendered)
+
+
+def test_gemini_openapi_sends_a_many_branch_one_of_as_any_of_and_drops_a_null_default():
+    schema = {"type": "object", "properties": {
+        "a": {"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+        "b": {"type": "string", "default": None},
+    }}
+    assert gemini_parameters(schema) == {"type": "object", "properties": {
+        "a": {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": True},
+        "b": {"type": "string"},
+    }}
+
+
 def test_gemini_inlines_refs_and_collapses_nullable_unions():
     rendered = gemini_parameters(ISSUE_CREATE.descriptor.input_schema)
     assert rendered == {
+        "title": "IssueCreate",
         "type": "object",
         "properties": {
-            "title": {"type": "string", "minLength": 1},
-            "priority": {"type": "integer"},
+            "title": {"type": "string", "title": "Title", "minLength": 1},
+            "priority": {"type": "integer", "default": 3},
             "labels": {"type": "array", "items": {"type": "string"}},
-            "assignee": {"type": "object", "properties": {"login": {"type": "string"}}, "nullable": True},
+            "assignee": {
+                "type": "object", "properties": {"login": {"type": "string"}}, "required": ["login"], "nullable": True
+            },
             "metadata": {"type": "string"},
         },
         "required": ["title"],
@@ -260,9 +289,45 @@ def test_gemini_normalises_what_its_schema_cannot_say(prop, expected):
     assert rendered == {"type": "object", "properties": {"p": expected}}
 
 
-def test_gemini_leaves_out_parameters_for_a_tool_without_properties():
-    [declarations] = render("gemini", [FINISH])
+@pytest.mark.parametrize("schema", ["json-schema", "openapi"])
+def test_gemini_leaves_out_parameters_for_a_tool_without_properties(schema):
+    [declarations] = render("gemini", [FINISH], schema=schema)
     assert declarations["functionDeclarations"] == [{"name": "workspace_finish", "description": "Finish the run."}]
+
+
+# -- Gemini parametersJsonSchema (the default) ------------------------------------------------------
+
+
+def test_gemini_sends_the_json_schema_as_it_is_by_default():
+    [declarations] = render("gemini", [READ_FILE, DICE_ROLL])
+    [read, dice] = declarations["functionDeclarations"]
+    assert read == {
+        "name": "workspace_read_file",
+        "description": "Read a text file from the workspace.",
+        "parametersJsonSchema": READ_FILE.descriptor.input_schema,
+    }
+    assert read["parametersJsonSchema"] is READ_FILE.descriptor.input_schema  # shared, not copied
+    assert "parameters" not in dice and dice["parametersJsonSchema"] == DICE_ROLL.descriptor.input_schema
+
+
+def test_gemini_json_schema_keeps_what_the_openapi_subset_loses():
+    [declarations] = render("gemini", [ISSUE_CREATE])
+    sent = declarations["functionDeclarations"][0]["parametersJsonSchema"]
+    source = {k: v for k, v in ISSUE_CREATE.descriptor.input_schema.items() if k not in ("$schema", "$id")}
+    assert sent == source  # $ref/$defs, anyOf with null, bounds, defaults, titles, the map of strings
+
+
+def test_gemini_json_schema_sends_a_const_as_its_one_value_enum():
+    schema = {"type": "object", "properties": {"const": {"const": "x"}, "both": {"const": 1, "enum": [1, 2]}}}
+    [declarations] = render("gemini", [tool("t", schema)])
+    assert declarations["functionDeclarations"][0]["parametersJsonSchema"] == {
+        "type": "object", "properties": {"const": {"enum": ["x"]}, "both": {"const": 1, "enum": [1, 2]}}}
+
+
+def test_gemini_schema_choice_is_checked():
+    with pytest.raises(ToolbenchError) as info:
+        render("gemini", TOOLS, schema="proto")
+    assert info.value.code == "bench.misuse"
 
 
 # -- OpenAI strict mode --------------------------------------------------------------------------
@@ -327,9 +392,45 @@ def test_strict_is_idempotent():
     assert once == twice
 
 
-def test_strict_leaves_anthropic_and_gemini_alone():
-    assert render("anthropic", TOOLS, strict=True) == render("anthropic", TOOLS)
+def test_strict_leaves_gemini_alone():
     assert render("gemini", TOOLS, strict=True) == render("gemini", TOOLS)
+
+
+# -- Anthropic strict tools and deferred loading ------------------------------------------------------
+
+
+def test_anthropic_strict_marks_each_tool_and_rewrites_the_schema_as_the_sdk_does():
+    [rendered] = render("anthropic", [ISSUE_CREATE], strict=True)
+    assert rendered["strict"] is True
+    assert rendered["input_schema"] == {
+        "$defs": {"User": {"type": "object", "properties": {"login": {"type": "string"}}, "additionalProperties": False,
+                           "required": ["login"]}},
+        "type": "object",
+        "title": "IssueCreate",
+        "properties": {
+            "title": {"type": "string", "title": "Title", "description": "{minLength: 1}"},
+            "priority": {"type": "integer", "description": "{exclusiveMinimum: 0, default: 3}"},
+            "labels": {"type": "array", "items": {"type": "string"}, "description": "{uniqueItems: true}"},
+            "assignee": {"anyOf": [{"$ref": "#/$defs/User"}, {"type": "null"}], "description": "{default: null}"},
+            "metadata": {"type": "object", "properties": {}, "additionalProperties": False},
+        },
+        "additionalProperties": False,
+        "required": ["title", "missing"],
+    }
+    import anthropic
+
+    assert anthropic.transform_schema(ISSUE_CREATE.descriptor.input_schema)["properties"].keys() == (
+        rendered["input_schema"]["properties"].keys())
+
+
+def test_anthropic_defer_loading_marks_the_named_tools():
+    rendered = render("anthropic", [READ_FILE, DICE_ROLL], defer_loading=["dice_roll"])
+    assert ["defer_loading" in t for t in rendered] == [False, True]
+    assert rendered[1]["defer_loading"] is True
+    validate_tools("anthropic", rendered)
+    with pytest.raises(ToolbenchError) as info:
+        render("anthropic", [DICE_ROLL], defer_loading="dice_roll")
+    assert info.value.code == "bench.misuse"
 
 
 # -- the validators can fail -------------------------------------------------------------------
@@ -398,7 +499,8 @@ def _timed(protocol, tools, strict):
     return time.process_time() - start
 
 
-def test_gemini_keeps_no_keyword_the_upstream_rule_or_the_survey_removes():
-    from toolbench.protocols._gemini_schema import KEPT, SURVEY_REJECTED, UPSTREAM_REMOVED
+def test_gemini_openapi_keeps_no_keyword_the_survey_saw_refused_and_departs_from_upstream_knowingly():
+    from toolbench.protocols._gemini_schema import KEPT, KEPT_AGAINST_UPSTREAM, SURVEY_REJECTED, UPSTREAM_REMOVED
 
-    assert not KEPT & (UPSTREAM_REMOVED | SURVEY_REJECTED)
+    assert not KEPT & SURVEY_REJECTED
+    assert KEPT & UPSTREAM_REMOVED == KEPT_AGAINST_UPSTREAM

@@ -62,6 +62,7 @@ class ToolsSettings(Section):
     project_builtin_results: bool = False  # beyond upstream: long builtin results go to tool-results/ too
     naming: NamingStyle = "tauritavern"
     openai_strict: bool = False  # render OpenAI schemas in strict mode
+    anthropic_strict: bool = False  # render Anthropic tools with `strict: true` (and the schema it takes)
     # How long an async extension tool may run before its call ends with `extension.tool_timeout`
     # (a per-tool `register_tool(..., timeout=)` wins; sync tools are bounded only by that option).
     extension_timeout_seconds: float = Field(default=60.0, gt=0, allow_inf_nan=False)

@@ -52,6 +52,7 @@ class Snapshot(Frozen):
     max_calls_per_invocation: int
     diagnostics: tuple[Diagnostic, ...] = ()
     strict: bool = Field(default=False, description="render OpenAI-strict schemas")
+    anthropic_strict: bool = Field(default=False, description="render Anthropic strict tools")
 
     @model_validator(mode="before")
     @classmethod
@@ -112,18 +113,33 @@ class Snapshot(Frozen):
     def binding_of(self, tool_id: ToolId) -> Binding | None:
         return self.by_tool_id.get(tool_id)
 
-    def render(self, protocol: str) -> list[dict[str, Any]]:
-        """The tool list exactly as that provider's API takes it."""
+    def render(self, protocol: str, *, schema: str = "json-schema", strict: bool | None = None,
+               defer_loading: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """The tool list exactly as that provider's API takes it.
+
+        Gemini gets `parametersJsonSchema`, or the OpenAPI subset in `parameters` with
+        `schema="openapi"` (for older models). `strict` defaults to the profile's setting for
+        that provider (`tools.openaiStrict`, `tools.anthropicStrict`); `defer_loading` names
+        Anthropic tools to send with `defer_loading: true`."""
         from ..protocols import render
 
-        return render(protocol, self.bindings, strict=self.strict)
+        chosen = self.strict_for(protocol) if strict is None else strict
+        return render(protocol, self.bindings, strict=chosen, schema=schema, defer_loading=defer_loading)
 
-    def check(self, protocols: Any = None) -> list[Any]:
+    def check(self, protocols: Any = None, *, schema: str = "json-schema") -> list[Any]:
         """Every call-name and schema problem per provider, with the rule it breaks
-        (`toolbench.protocols.Problem`); `fatal` ones would make that provider refuse the request."""
+        (`toolbench.protocols.Problem`); `fatal` ones would make that provider refuse the request.
+        `schema` is Gemini's field, as in `render`; strict rules follow the profile's settings."""
         from ..protocols import PROTOCOLS, check
 
-        return check(self.bindings, strict=self.strict, protocols=protocols or PROTOCOLS)
+        problems: list[Any] = []
+        for protocol in protocols or PROTOCOLS:
+            problems += check(self.bindings, strict=self.strict_for(protocol), protocols=[protocol], schema=schema)
+        return problems
+
+    def strict_for(self, protocol: str) -> bool:
+        """Whether the profile asked for that provider's strict tool mode."""
+        return self.anthropic_strict if protocol == "anthropic" else self.strict
 
     def golden(self) -> list[dict[str, Any]]:
         """The tool list as a JSON-able golden form: call name, ToolId, description, schema."""
@@ -238,6 +254,7 @@ def prepare(
         max_calls_per_invocation=settings.max_calls_per_run,
         diagnostics=tuple(diagnostics),
         strict=settings.openai_strict,
+        anthropic_strict=settings.anthropic_strict,
     )
 
 

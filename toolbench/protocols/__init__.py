@@ -3,6 +3,7 @@
     render(protocol, tools)             the `tools` list for a request
     check(tools)                        name and schema problems, per provider, with the rule broken
     decode_calls(protocol, response)    a response body's tool calls, raw arguments kept
+    decode_response(protocol, response) the calls and the assistant turn to replay with them
     encode_history(protocol, rounds)    past calls and their results as provider messages
     encode_tool_choice(protocol, ...)   none / auto / required / a specific tool
     golden(tools), diff(before, after)  a tool list kept as a golden file, and what changed
@@ -11,26 +12,36 @@ Protocols: "openai" (Chat Completions), "openai-responses", "anthropic" (Message
 No I/O happens here; the runtime wires these into snapshots and transcripts.
 """
 
-from ._api import check, decode_calls, encode_history, encode_tool_choice, render
+from ._api import check, decode_calls, decode_response, encode_history, encode_tool_choice, render
 from ._diff import ToolListDiff, diff, golden
 from .types import (
+    GEMINI_SCHEMAS,
     PROTOCOLS,
+    AssistantTurn,
     DecodedCall,
+    DecodedResponse,
     Exchange,
+    GeminiSchema,
     Problem,
     ProtocolName,
     RenderableTool,
+    RenderOptions,
     ResultView,
     Round,
     ToolDescriptorLike,
 )
 
 __all__ = [
+    "GEMINI_SCHEMAS",
     "PROTOCOLS",
+    "AssistantTurn",
     "DecodedCall",
+    "DecodedResponse",
     "Exchange",
+    "GeminiSchema",
     "Problem",
     "ProtocolName",
+    "RenderOptions",
     "RenderableTool",
     "ResultView",
     "Round",
@@ -38,6 +49,7 @@ __all__ = [
     "ToolListDiff",
     "check",
     "decode_calls",
+    "decode_response",
     "diff",
     "encode_history",
     "encode_tool_choice",

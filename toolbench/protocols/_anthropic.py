@@ -1,4 +1,9 @@
-"""Anthropic Messages: `tools` with `input_schema`, `tool_use` and `tool_result` blocks."""
+"""Anthropic Messages: `tools` with `input_schema`, `tool_use` and `tool_result` blocks.
+
+The assistant turn of a tool-use round is kept whole (thinking, redacted_thinking, text and
+server-tool blocks, in order, around the tool_use blocks): with extended thinking, the API
+refuses a follow-up whose assistant turn lacks its thinking blocks, unchanged and in order.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from ..core.arguments import MISSING
+from ._anthropic_strict import check_strict, strict_schema
 from ._shared import (
     check_common,
     check_history,
@@ -23,7 +29,17 @@ from ._shared import (
     result_text,
     truncated,
 )
-from .types import DecodedCall, Problem, ProtocolName, RenderableTool, Round
+from ._turns import assistant_turn, call_slot, check_turns, kept_item, replay_order, without_none
+from .types import (
+    AssistantTurn,
+    DecodedCall,
+    DecodedResponse,
+    Problem,
+    ProtocolName,
+    RenderableTool,
+    RenderOptions,
+    Round,
+)
 
 PROTOCOL: Final[ProtocolName] = "anthropic"
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]+")
@@ -33,6 +49,7 @@ DOCUMENTED_NAME_BYTES: Final = 64  # what the documentation promises
 PROPERTY_KEY: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 REMOVED: Final = frozenset({"$schema", "$id"})
 TRUNCATED: Final = frozenset({"max_tokens", "model_context_window_exceeded"})
+CALL_FIELDS: Final = frozenset({"type", "id", "name", "input"})  # what encode rebuilds from the record
 
 
 def sanitise(schema: Any) -> Any:
@@ -40,15 +57,24 @@ def sanitise(schema: Any) -> Any:
     return rebuild(schema, REMOVED)
 
 
-def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
+def render_list(tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
+    return [render_tool(tool, options) for tool in tools]
+
+
+def render_tool(tool: RenderableTool, options: RenderOptions) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool.call_name}
     if tool.descriptor.description:
         out["description"] = tool.descriptor.description
-    out["input_schema"] = sanitise(tool.descriptor.input_schema)
+    schema = sanitise(tool.descriptor.input_schema)
+    out["input_schema"] = strict_schema(schema) if options.strict else schema
+    if options.strict:
+        out["strict"] = True
+    if tool.call_name in options.defer_loading:
+        out["defer_loading"] = True  # loaded only when a tool search returns it
     return out
 
 
-def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
+def check_tools(tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
     problems = check_common(PROTOCOL, (t.call_name for t in tools))
     for tool in tools:
         name, schema = tool.call_name, tool.descriptor.input_schema
@@ -68,6 +94,8 @@ def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
         problems += check_root(PROTOCOL, name, schema)
         if not isinstance(schema, dict):
             continue
+        if options.strict:
+            problems += check_strict(name, sanitise(schema))
         for key in ("oneOf", "allOf", "anyOf"):
             if key in schema:
                 problems.append(
@@ -97,46 +125,64 @@ def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
     return problems
 
 
-def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
+def decode(response: Any, id_seed: str | None = None) -> DecodedResponse:
     if not isinstance(response, dict):
         raise invalid_response("a Messages response is a JSON object")
     stop = response.get("stop_reason")
     if stop == "refusal":
-        raise refusal("the model refused (stop_reason 'refusal')")
+        raise refusal(_refusal_text(response.get("stop_details")))
     if stop in TRUNCATED:
         raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete")
     content = response.get("content")
     if not isinstance(content, list):
         raise invalid_response("a Messages response needs a `content` list")
     calls: list[DecodedCall] = []
+    items: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, block in enumerate(content):
         if not isinstance(block, dict):
             raise invalid_call(f"content block {i} is not an object")
         if block.get("type") != "tool_use":
-            continue  # text, thinking and server tool blocks carry no call of ours
-        calls.append(decoded_call(f"tool_use block {i}", block.get("name"), block.get("id"), "tool_use id",
-                                  block.get("input", MISSING), seen))
-    return calls
+            if not (block.get("type") == "text" and not block.get("text")):  # an empty text block is refused
+                items.append(kept_item(block))  # thinking, text and server-tool blocks: replayed as sent
+            continue
+        call = decoded_call(f"tool_use block {i}", block.get("name"), block.get("id"), "tool_use id",
+                            block.get("input", MISSING), seen)
+        calls.append(call)
+        items.append(call_slot(call.call_id, {k: v for k, v in without_none(block).items() if k not in CALL_FIELDS}))
+    return DecodedResponse(tuple(calls), assistant_turn(PROTOCOL, items))
 
 
-def encode_history(rounds: Sequence[Round]) -> list[dict[str, Any]]:
+def _refusal_text(details: Any) -> str:
+    text = "the model refused (stop_reason 'refusal')"
+    if isinstance(details, dict):
+        if isinstance(details.get("category"), str):
+            text += f", category {details['category']}"
+        if isinstance(details.get("explanation"), str) and details["explanation"]:
+            text += f": {details['explanation']}"
+    return text
+
+
+def encode_history(
+    rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
+) -> list[dict[str, Any]]:
     check_history(rounds)
+    check_turns(rounds, turns)
     messages: list[dict[str, Any]] = []
-    for exchanges in rounds:
+    for at, exchanges in enumerate(rounds):
         if not exchanges:
             continue
-        messages.append(
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": ex.call_id, "name": ex.call_name, "input": replay_object(ex.arguments)}
-                    for ex in exchanges
-                ],
-            }
-        )
+        content = []
+        order = replay_order(PROTOCOL, exchanges, turns[at] if turns else None)
+        for ex, part in order:
+            if ex is None:
+                content.append(part)
+            else:
+                content.append({"type": "tool_use", "id": ex.call_id, "name": ex.call_name,
+                                "input": replay_object(ex.arguments), **part})
+        messages.append({"role": "assistant", "content": content})
         results = []
-        for ex in exchanges:
+        for ex in (e for e, _ in order if e is not None):
             text, is_error = result_text(ex)
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ex.call_id}
             if text:  # an empty text block is refused; an absent content is an empty result

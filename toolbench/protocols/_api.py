@@ -8,7 +8,17 @@ from typing import Any
 
 from ..core.errors import ToolbenchError
 from . import _anthropic, _gemini, _openai_chat, _openai_responses
-from .types import PROTOCOLS, DecodedCall, Problem, RenderableTool, Round
+from .types import (
+    GEMINI_SCHEMAS,
+    PROTOCOLS,
+    AssistantTurn,
+    DecodedCall,
+    DecodedResponse,
+    Problem,
+    RenderableTool,
+    RenderOptions,
+    Round,
+)
 
 _MODULES: dict[str, ModuleType] = {
     "openai": _openai_chat,
@@ -27,54 +37,86 @@ def _module(protocol: str) -> ModuleType:
         ) from None
 
 
-def render(protocol: str, tools: Sequence[RenderableTool], *, strict: bool = False) -> list[dict[str, Any]]:
+def _options(strict: bool, schema: str, defer_loading: Iterable[str]) -> RenderOptions:
+    if schema not in GEMINI_SCHEMAS:
+        raise ToolbenchError("bench.misuse", f"schema {schema!r} is not one of {', '.join(GEMINI_SCHEMAS)}")
+    if isinstance(defer_loading, str):
+        raise ToolbenchError("bench.misuse", "defer_loading is a list of call names, not one string")
+    return RenderOptions(bool(strict), schema, frozenset(defer_loading))  # type: ignore[arg-type]
+
+
+def render(
+    protocol: str,
+    tools: Sequence[RenderableTool],
+    *,
+    strict: bool = False,
+    schema: str = "json-schema",
+    defer_loading: Iterable[str] = (),
+) -> list[dict[str, Any]]:
     """The `tools` list exactly as the provider's API takes it.
 
-    OpenAI protocols pass the schema through (strict mode rewrites it when `strict=True`);
-    Anthropic drops `$schema`/`$id`; Gemini returns `[{"functionDeclarations": [...]}]` with
-    sanitised `parameters`, or `[]` when there are no tools. `strict` only affects the OpenAI
-    protocols. Rendering never changes the tools; to keep it fast, the result shares the parts
-    of each schema it leaves unchanged with the tool's own schema, so treat it as read-only (copy
-    it before editing it)."""
+    OpenAI protocols pass the schema through; Anthropic drops `$schema`/`$id`; Gemini returns
+    `[{"functionDeclarations": [...]}]` (or `[]` when there are no tools) with the schema in
+    `parametersJsonSchema`, or with `schema="openapi"` sanitised into `parameters` (the
+    OpenAPI subset older models take). `strict=True` asks for the provider's strict tool mode:
+    OpenAI's (the schema rewritten, `strict: true`) and Anthropic's (its own rewrite,
+    `strict: true`); Gemini has none per tool. `defer_loading` names Anthropic tools sent with
+    `defer_loading: true` (for tool search). Rendering never changes the tools; to keep it fast,
+    the result shares the parts of each schema it leaves unchanged with the tool's own schema,
+    so treat it as read-only (copy it before editing it)."""
     module = _module(protocol)
-    if module is _gemini:
-        return _gemini.render_list(tools, strict)
-    render_tool = module.render_tool
-    return [render_tool(tool, strict) for tool in tools]
+    return module.render_list(tools, _options(strict, schema, defer_loading))  # type: ignore[no-any-return]
 
 
 def check(
-    tools: Sequence[RenderableTool], *, strict: bool = False, protocols: Iterable[str] = PROTOCOLS
+    tools: Sequence[RenderableTool],
+    *,
+    strict: bool = False,
+    protocols: Iterable[str] = PROTOCOLS,
+    schema: str = "json-schema",
 ) -> list[Problem]:
     """Every name and schema problem of `tools`, per protocol, with the rule it breaks.
 
     Problems are found in the tools as given (what a provider would get if the schema were sent
-    as is); `Problem.repaired` says whether `render()` fixes it. `strict=True` adds the OpenAI
-    strict-mode rules."""
+    as is); `Problem.repaired` says whether `render()` fixes it. `strict=True` adds the strict-mode
+    rules of OpenAI and Anthropic; `schema` is the Gemini field to check for (as in `render`)."""
+    options = _options(strict, schema, ())
     problems: list[Problem] = []
     for protocol in protocols:
-        problems += _module(protocol).check_tools(tools, strict)
+        problems += _module(protocol).check_tools(tools, options)
     return problems
 
 
 def decode_calls(protocol: str, response: Any, *, id_seed: str | None = None) -> list[DecodedCall]:
     """The tool calls of a provider's full response body, in order, with their raw arguments.
 
-    Raises `ToolbenchError` with `model.invalid_tool_call` (a call without name or id, or not an
-    object), `model.provider_refusal`, `model.output_truncated` or `model.invalid_response` (the
-    body is not that provider's shape). Call names are not checked against the advertised
-    tools: the runtime answers an unknown name with a recoverable result. `id_seed` only matters
-    for Gemini responses without call ids (see `toolbench.protocols._gemini`)."""
-    return _module(protocol).decode(response, id_seed)
+    Raises `ToolbenchError` with `model.invalid_tool_call` (a call without a name, an Anthropic
+    or Responses call without an id, a repeated id, or not an object), `model.provider_refusal`,
+    `model.output_truncated` or `model.invalid_response` (the body is not that provider's shape).
+    Call names are not checked against the advertised tools: the runtime answers an unknown name
+    with a recoverable result. `id_seed` names the calls that came without an id (Gemini, and
+    Chat Completions from compatible endpoints): give one unique per round."""
+    return list(decode_response(protocol, response, id_seed=id_seed).calls)
 
 
-def encode_history(protocol: str, rounds: Sequence[Round]) -> list[dict[str, Any]]:
+def decode_response(protocol: str, response: Any, *, id_seed: str | None = None) -> DecodedResponse:
+    """`decode_calls`, with the response's assistant turn: what must be replayed with the calls
+    (thinking blocks, reasoning items, thought signatures, text), or `None` when nothing is."""
+    return _module(protocol).decode(response, id_seed)  # type: ignore[no-any-return]
+
+
+def encode_history(
+    protocol: str, rounds: Sequence[Round], *, turns: Sequence[AssistantTurn | None] | None = None
+) -> list[dict[str, Any]]:
     """The provider's messages for past rounds: each round's calls, then one result per call.
 
     Arguments are replayed as the object given (invalid ones should be passed as `{}`); errors
     read `## Tool error`, a blank line, then the text; a call whose result is `None` gets an
-    error result saying the outcome is unknown and to check the state before repeating it."""
-    return _module(protocol).encode_history(rounds)
+    error result saying the outcome is unknown and to check the state before repeating it.
+    `turns`, one per round (or `None` for a round), are the rounds' assistant turns from
+    `decode_response`: a turn of this protocol is replayed as it came, its calls in their place;
+    a turn of another protocol is left out (its state means nothing to this provider)."""
+    return _module(protocol).encode_history(rounds, turns)  # type: ignore[no-any-return]
 
 
 def encode_tool_choice(protocol: str, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
@@ -85,4 +127,4 @@ def encode_tool_choice(protocol: str, choice: Any, call_names: Iterable[str]) ->
     return _module(protocol).encode_tool_choice(choice, call_names)
 
 
-__all__ = ["check", "decode_calls", "encode_history", "encode_tool_choice", "render"]
+__all__ = ["check", "decode_calls", "decode_response", "encode_history", "encode_tool_choice", "render"]

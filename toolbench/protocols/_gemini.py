@@ -1,23 +1,30 @@
 """Gemini generateContent: `functionDeclarations`, `functionCall` and `functionResponse` parts.
 
+Schemas go in `parametersJsonSchema` (JSON Schema, `_gemini_json`) unless `schema="openapi"`
+asks for the OpenAPI subset in `parameters` (`_gemini_schema`), for models without the former.
+
 Call ids: Gemini may send `functionCall.id`; when it does, that id is used and replayed in the
 matching `functionCall` and `functionResponse`. When it does not, decode synthesises
 `tb-gemini-<12 hex>-<n>`: `n` counts the calls of the response, and the hex is the start of the
 SHA-256 of a seed: `id_seed` if given (the runtime passes one unique per round), else the
 response's `responseId`, else the candidate's parts as canonical JSON. A synthesised id is never
 sent back to Gemini, which pairs calls and responses by order and name.
+
+The model turn is kept part by part (thought and text parts, each `thoughtSignature` where it
+came), and replayed as it came: Gemini checks the signatures of the turn it is sent back.
+`finishReason` and `blockReason` are read as names (the Gemini API) or numbers (Vertex AI's
+enum numbers, as some clients and recordings keep them).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
 from ..core.arguments import MISSING
+from ._gemini_json import check_json_schema, prepare
 from ._gemini_schema import check_schema, sanitise
 from ._shared import (
     check_common,
@@ -31,9 +38,20 @@ from ._shared import (
     replay_object,
     resolve_choice,
     result_text,
+    seed_digest,
     truncated,
 )
-from .types import DecodedCall, Problem, ProtocolName, RenderableTool, Round
+from ._turns import assistant_turn, call_slot, check_turns, kept_item, replay_order
+from .types import (
+    AssistantTurn,
+    DecodedCall,
+    DecodedResponse,
+    Problem,
+    ProtocolName,
+    RenderableTool,
+    RenderOptions,
+    Round,
+)
 
 PROTOCOL: Final[ProtocolName] = "gemini"
 NAME_PATTERN: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
@@ -55,25 +73,46 @@ REFUSED: Final = frozenset(
     }
 )
 BAD_CALL: Final = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
+# Vertex AI's numbers (google.cloud.aiplatform.v1 Candidate.FinishReason), by position. The
+# Gemini API's proto numbers agree up to OTHER = 5 only (it has LANGUAGE = 6, ...), but its REST
+# answers carry names; google-genai's FinishReason enum holds names, no numbers.
+FINISH_REASONS: Final = (
+    "FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER", "BLOCKLIST",
+    "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "MODEL_ARMOR", "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "IMAGE_OTHER", "UNEXPECTED_TOOL_CALL", "NO_IMAGE",
+)
+BLOCK_REASONS: Final = ("BLOCKED_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT")
 
 
-def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
+def _enum_name(value: Any, names: tuple[str, ...]) -> Any:
+    """An enum value by name; a number (Vertex's encoding) becomes its name when known."""
+    if type(value) is int:
+        return names[value] if 0 <= value < len(names) else f"#{value}"
+    return value
+
+
+def render_tool(tool: RenderableTool, options: RenderOptions) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool.call_name}
     if tool.descriptor.description:
         out["description"] = tool.descriptor.description
-    parameters = sanitise(tool.descriptor.input_schema)
-    if parameters is not None:
-        out["parameters"] = parameters
+    if options.schema == "openapi":
+        parameters = sanitise(tool.descriptor.input_schema)
+        if parameters is not None:
+            out["parameters"] = parameters
+    else:
+        schema = prepare(tool.descriptor.input_schema)
+        if schema is not None:
+            out["parametersJsonSchema"] = schema
     return out
 
 
-def render_list(tools: Sequence[RenderableTool], strict: bool) -> list[dict[str, Any]]:
+def render_list(tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
     if not tools:
         return []
-    return [{"functionDeclarations": [render_tool(t, strict) for t in tools]}]
+    return [{"functionDeclarations": [render_tool(t, options) for t in tools]}]
 
 
-def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
+def check_tools(tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
     problems = check_common(PROTOCOL, (t.call_name for t in tools))
     for tool in tools:
         name, schema = tool.call_name, tool.descriptor.input_schema
@@ -88,12 +127,13 @@ def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
                     False,
                 )
             )
+        openapi = options.schema == "openapi"
         for problem in check_root(PROTOCOL, name, schema):
             # An untyped root with properties is an object to the sanitiser, which says so.
-            inferred = isinstance(schema, dict) and "type" not in schema and "properties" in schema
+            inferred = openapi and isinstance(schema, dict) and "type" not in schema and "properties" in schema
             problems.append(replace(problem, repaired=True) if inferred else problem)
         if isinstance(schema, dict):
-            problems += check_schema(name, schema)
+            problems += check_schema(name, schema) if openapi else check_json_schema(name, schema)
     return problems
 
 
@@ -101,20 +141,20 @@ def is_synthetic_id(call_id: str) -> bool:
     return call_id.startswith(SYNTHETIC_ID_PREFIX)
 
 
-def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
+def decode(response: Any, id_seed: str | None = None) -> DecodedResponse:
     if not isinstance(response, dict):
         raise invalid_response("a generateContent response is a JSON object")
     candidates = response.get("candidates")
     if not isinstance(candidates, list) or not candidates:
         feedback = response.get("promptFeedback")
-        block = feedback.get("blockReason") if isinstance(feedback, dict) else None
-        if block:
+        block = _enum_name(feedback.get("blockReason"), BLOCK_REASONS) if isinstance(feedback, dict) else None
+        if block and block != "BLOCKED_REASON_UNSPECIFIED":
             raise refusal(f"the prompt was blocked ({block})")
         raise invalid_response("a generateContent response needs a non-empty `candidates` list")
     candidate = candidates[0]
     if not isinstance(candidate, dict):
         raise invalid_response("candidates[0] is not an object")
-    finish = candidate.get("finishReason")
+    finish = _enum_name(candidate.get("finishReason"), FINISH_REASONS)
     detail = candidate.get("finishMessage") or ""
     if finish in REFUSED:
         raise refusal(f"the response was blocked (finishReason {finish}) {detail}".rstrip())
@@ -125,16 +165,18 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
     content = candidate.get("content") or {}
     parts = content.get("parts") if isinstance(content, dict) else None
     if parts is None:
-        return []
+        return DecodedResponse(())
     if not isinstance(parts, list):
         raise invalid_response("candidates[0].content.parts is not a list")
     calls: list[DecodedCall] = []
+    items: list[dict[str, Any]] = []
     seen: set[str] = set()
     digest: str | None = None
     for i, part in enumerate(parts):
         if not isinstance(part, dict):
             raise invalid_call(f"part {i} is not an object")
         if "functionCall" not in part:
+            items.append(kept_item(part))  # thought and text parts, with their signatures
             continue
         function_call = part["functionCall"]
         if not isinstance(function_call, dict):
@@ -144,8 +186,7 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
             raise invalid_call(f"part {i}: functionCall has an empty name")
         call_id = non_empty_str(function_call.get("id"))
         if call_id is None:
-            if digest is None:
-                digest = _digest(id_seed, response, parts)
+            digest = digest or seed_digest(id_seed, response.get("responseId"), parts)
             call_id = f"{SYNTHETIC_ID_PREFIX}{digest}-{len(calls)}"
         if call_id in seen:
             raise invalid_call(f"functionCall id `{call_id}` appears twice in one response")
@@ -156,24 +197,24 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
                 call_id, name, function_call.get("args", MISSING), signature if isinstance(signature, str) else None
             )
         )
-    return calls
+        items.append(call_slot(call_id, {k: v for k, v in part.items() if k != "functionCall" and v is not None}))
+    return DecodedResponse(tuple(calls), assistant_turn(PROTOCOL, items))
 
 
-def _digest(id_seed: str | None, response: dict[str, Any], parts: list[Any]) -> str:
-    seed = id_seed or non_empty_str(response.get("responseId"))
-    if seed is None:
-        seed = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:12]
-
-
-def encode_history(rounds: Sequence[Round]) -> list[dict[str, Any]]:
+def encode_history(
+    rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
+) -> list[dict[str, Any]]:
     check_history(rounds, ids_required=False)
+    check_turns(rounds, turns)
     contents: list[dict[str, Any]] = []
-    for exchanges in rounds:
+    for at, exchanges in enumerate(rounds):
         if not exchanges:
             continue
         calls, responses = [], []
-        for ex in exchanges:
+        for ex, extra in replay_order(PROTOCOL, exchanges, turns[at] if turns else None):
+            if ex is None:
+                calls.append(extra)  # a kept part, as it came
+                continue
             replay_id = ex.call_id and not is_synthetic_id(ex.call_id)
             function_call: dict[str, Any] = {"name": ex.call_name, "args": replay_object(ex.arguments)}
             text, is_error = result_text(ex)
@@ -184,8 +225,8 @@ def encode_history(rounds: Sequence[Round]) -> list[dict[str, Any]]:
             if replay_id:
                 function_call["id"] = ex.call_id
                 function_response["id"] = ex.call_id
-            part: dict[str, Any] = {"functionCall": function_call}
-            if ex.signature:
+            part: dict[str, Any] = {"functionCall": function_call, **extra}
+            if ex.signature and "thoughtSignature" not in part:  # logs from before turns were kept
                 part["thoughtSignature"] = ex.signature
             calls.append(part)
             responses.append({"functionResponse": function_response})

@@ -1,11 +1,14 @@
-"""Gemini `parameters`: the OpenAPI subset Gemini parses, the sanitiser and its checks.
+"""Gemini `parameters` (`render("gemini", schema="openapi")`): the OpenAPI subset Gemini
+parses, the sanitiser and its checks.
 
-The sanitiser applies the upstream rules (the keyword list below removed at every level,
-`required` removed below the root, the root `required` pruned to declared properties, a nested
-object with no properties sent as a string) and goes further where Gemini would still refuse
-the result: local `$ref`s are inlined, `type` lists and nullable unions collapse to
-`nullable: true`, unsupported `format`s and non-string `enum`s are dropped, an array without
-`items` gets string items, and any keyword Gemini's Schema does not know is dropped.
+The sanitiser keeps every keyword Gemini's Schema has (`title`, `default`, `anyOf` and
+`required` at every level among them, pruned to declared properties) and changes only what
+Gemini would refuse: local `$ref`s are inlined, `type` lists and nullable unions collapse to
+`nullable: true`, a many-branch `oneOf` is sent as `anyOf`, unsupported `format`s and
+non-string `enum`s are dropped, an array without `items` gets string items, a nested object
+with no properties is sent as a string (the upstream rule), and any other keyword is dropped.
+The upstream rule also removed `title`, `default`, `anyOf` and nested `required`; that told
+the model nested fields were optional, so this sanitiser keeps them.
 """
 
 from __future__ import annotations
@@ -44,9 +47,12 @@ UPSTREAM_REMOVED: Final = frozenset(
 SURVEY_REJECTED: Final = frozenset(
     {"$schema", "exclusiveMinimum", "exclusiveMaximum", "const", "multipleOf", "uniqueItems", "allOf", "oneOf"}
 )
-# What render keeps: Gemini's Schema fields, less the upstream removals.
+# What render keeps: Gemini's Schema fields (google-genai `Schema`, the Gemini API's subset).
 KEPT: Final = frozenset(
     {
+        "title",
+        "default",
+        "anyOf",
         "type",
         "format",
         "description",
@@ -68,8 +74,9 @@ KEPT: Final = frozenset(
         "propertyOrdering",
     }
 )
-# Gemini parses these too; render drops them only because the upstream rule does.
-ACCEPTED: Final = KEPT | {"anyOf", "default", "title"}
+ACCEPTED: Final = KEPT
+# Where render departs from the upstream removal list, because Gemini's Schema has them.
+KEPT_AGAINST_UPSTREAM: Final = frozenset({"title", "default", "anyOf"})
 TYPES: Final = frozenset({"string", "number", "integer", "boolean", "array", "object"})
 FORMATS: Final = {
     "string": frozenset({"enum", "date-time"}),
@@ -87,14 +94,8 @@ def sanitise(schema: Any) -> dict[str, Any] | None:
         return None
     defs = _definitions(schema)
     out = _sanitise(schema, defs, nested=False, refs=frozenset())
-    props = out.get("properties")
-    if out.get("type") == "object" and not props:
+    if out.get("type") == "object" and not out.get("properties"):
         return None
-    required = schema.get("required")
-    if isinstance(required, list) and isinstance(props, dict):
-        kept = list(dict.fromkeys(r for r in required if isinstance(r, str) and r in props))
-        if kept:
-            out["required"] = kept
     return out
 
 
@@ -171,7 +172,7 @@ def _sanitise(schema: Any, defs: dict[str, Any], nested: bool, refs: frozenset[s
         kind = "string"
     out: dict[str, Any] = {"type": kind} if kind else {}
     for key, value in schema.items():
-        if key not in KEPT or key in ("type", "nullable", "required", "enum"):
+        if key not in KEPT or key in ("type", "nullable", "required", "enum", "anyOf"):
             continue
         if key == "properties":
             if isinstance(value, dict):
@@ -185,14 +186,31 @@ def _sanitise(schema: Any, defs: dict[str, Any], nested: bool, refs: frozenset[s
         elif key == "propertyOrdering":
             if isinstance(value, list) and isinstance(schema.get("properties"), dict):
                 out[key] = [n for n in value if n in schema["properties"]]
+        elif key == "title":
+            if isinstance(value, str):
+                out[key] = value
+        elif key == "default":
+            if value is not None:  # a null default cannot be sent (the SDK drops it too)
+                out[key] = value
         else:
             out[key] = value
+    branches = next((schema[k] for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)), None)
+    if branches is not None:  # many branches (one is merged above): oneOf is sent as anyOf
+        real = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+        nullable = nullable or len(real) < len(branches)
+        out["anyOf"] = [_sanitise(b, defs, True, refs) for b in real]
+    props = out.get("properties")
+    required = schema.get("required")
+    if isinstance(required, list) and isinstance(props, dict):
+        kept = list(dict.fromkeys(r for r in required if isinstance(r, str) and r in props))
+        if kept:
+            out["required"] = kept
     if string_enum and kind == "string":
         out["enum"] = list(enum)  # type: ignore[arg-type]
     if kind == "array" and "items" not in out:
         out["items"] = {"type": "string"}
     if nested and kind == "object" and not out.get("properties"):
-        out = {"type": "string", **{k: out[k] for k in ("description",) if k in out}}
+        out = {"type": "string", **{k: out[k] for k in ("title", "description") if k in out}}
     if nullable:
         out["nullable"] = True
     return out
@@ -224,6 +242,12 @@ def check_schema(call_name: str, schema: dict[str, Any]) -> list[Problem]:
                 add(
                     "schema.keyword_unsupported",
                     f"Gemini refuses `{key}`; render merges its one branch (a null branch becomes `nullable: true`)",
+                    pointer(path, key),
+                )
+            elif key == "oneOf" and isinstance(sub[key], list):
+                add(
+                    "schema.keyword_unsupported",
+                    "Gemini refuses `oneOf`; render sends its branches as `anyOf` (any of them, not exactly one)",
                     pointer(path, key),
                 )
             elif key == "additionalProperties":
@@ -260,15 +284,6 @@ def check_schema(call_name: str, schema: dict[str, Any]) -> list[Problem]:
         for key in ("anyOf", "oneOf"):
             branches = sub.get(key)
             if isinstance(branches, list):
-                real = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
-                if len(real) > 1:
-                    add(
-                        "schema.union_dropped",
-                        f"render drops the {len(real)}-way `{key}` (upstream rule); "
-                        "the model is not told the alternatives",
-                        pointer(path, key),
-                        fatal=False,
-                    )
                 for i, branch in enumerate(branches):
                     visit(branch, pointer(path, key, i), nested)
         gemini_kind, _ = _type_of(sub)
@@ -300,7 +315,7 @@ def check_schema(call_name: str, schema: dict[str, Any]) -> list[Problem]:
                 repaired=False,
             )
         required = sub.get("required")
-        if isinstance(required, list) and path == "":
+        if isinstance(required, list):
             missing = [r for r in required if not (isinstance(props, dict) and r in props)]
             if missing:
                 add(

@@ -1,4 +1,11 @@
-"""OpenAI Chat Completions: `tools`, `choices[0].message.tool_calls`, assistant and `tool` messages."""
+"""OpenAI Chat Completions: `tools`, `choices[0].message.tool_calls`, assistant and `tool` messages.
+
+A call that comes without an id (`"id": ""`, as Gemini's OpenAI-compatible endpoint sends them)
+gets `tb-openai-<12 hex>-<n>`: `n` is its place among the response's calls, and the hex names
+the response (`id_seed`, which the runtime makes unique per round, else the response's `id`,
+else its tool calls). The assistant turn keeps the message's text and each call's own extra
+fields (such as that endpoint's `extra_content`), to send back as they came.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +29,20 @@ from ._shared import (
     replay_object,
     resolve_choice,
     result_text,
+    seed_digest,
     truncated,
 )
-from .types import DecodedCall, Problem, ProtocolName, RenderableTool, Round
+from ._turns import assistant_turn, call_slot, check_turns, replay_order, without_none
+from .types import (
+    AssistantTurn,
+    DecodedCall,
+    DecodedResponse,
+    Problem,
+    ProtocolName,
+    RenderableTool,
+    RenderOptions,
+    Round,
+)
 
 PROTOCOL: Final[ProtocolName] = "openai"
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]+")
@@ -32,6 +50,12 @@ NAME_CHARSET: Final = "A-Z a-z 0-9 _ -"
 MAX_NAME_BYTES: Final = 64
 MAX_TOOLS: Final = 128
 DESCRIPTION_SOFT_LIMIT: Final = 1024
+SYNTHETIC_ID_PREFIX: Final = "tb-openai-"
+CALL_FIELDS: Final = frozenset({"id", "type", "function", "index"})  # rebuilt, or only for streaming
+
+
+def render_list(tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
+    return [render_tool(tool, options.strict) for tool in tools]
 
 
 def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
@@ -80,11 +104,11 @@ def check_openai_tools(
     return problems
 
 
-def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
-    return check_openai_tools(PROTOCOL, tools, strict, max_tools_fatal=True)
+def check_tools(tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
+    return check_openai_tools(PROTOCOL, tools, options.strict, max_tools_fatal=True)
 
 
-def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
+def decode(response: Any, id_seed: str | None = None) -> DecodedResponse:
     if not isinstance(response, dict):
         raise invalid_response("a Chat Completions response is a JSON object")
     choices = response.get("choices")
@@ -101,7 +125,12 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
     if not isinstance(tool_calls, list):
         raise invalid_call("`tool_calls` is not a list")
     calls: list[DecodedCall] = []
+    items: list[dict[str, Any]] = []
+    text = message.get("content")
+    if isinstance(text, str) and text:
+        items.append({"item": {"type": "text", "text": text}})
     seen: set[str] = set()
+    digest: str | None = None
     for i, item in enumerate(tool_calls):
         if not isinstance(item, dict):
             raise invalid_call(f"tool call {i} is not an object")
@@ -110,32 +139,45 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
         function = item.get("function")
         if not isinstance(function, dict):
             raise invalid_call(f"tool call {i} has no `function` object")
-        calls.append(decoded_call(f"tool call {i}", function.get("name"), item.get("id"), "tool_call_id",
-                                  function.get("arguments", MISSING), seen))
-    return calls
+        fallback = None
+        if item.get("id") in (None, ""):  # absent, null or "": ours to name
+            digest = digest or seed_digest(id_seed, response.get("id"), tool_calls)
+            fallback = f"{SYNTHETIC_ID_PREFIX}{digest}-{i}"
+        call = decoded_call(f"tool call {i}", function.get("name"), item.get("id"), "tool_call_id",
+                            function.get("arguments", MISSING), seen, fallback_id=fallback)
+        calls.append(call)
+        items.append(call_slot(call.call_id, {k: v for k, v in without_none(item).items() if k not in CALL_FIELDS}))
+    return DecodedResponse(tuple(calls), assistant_turn(PROTOCOL, items))
 
 
-def encode_history(rounds: Sequence[Round]) -> list[dict[str, Any]]:
+def encode_history(
+    rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
+) -> list[dict[str, Any]]:
     check_history(rounds)
+    check_turns(rounds, turns)
     messages: list[dict[str, Any]] = []
-    for exchanges in rounds:
+    for at, exchanges in enumerate(rounds):
         if not exchanges:
             continue
+        order = replay_order(PROTOCOL, exchanges, turns[at] if turns else None)
+        text = "".join(str(part.get("text", "")) for ex, part in order if ex is None and part.get("type") == "text")
         messages.append(
             {
                 "role": "assistant",
-                "content": None,
+                "content": text or None,
                 "tool_calls": [
                     {
                         "id": ex.call_id,
                         "type": "function",
                         "function": {"name": ex.call_name, "arguments": compact_json(replay_object(ex.arguments))},
+                        **part,
                     }
-                    for ex in exchanges
+                    for ex, part in order
+                    if ex is not None
                 ],
             }
         )
-        for ex in exchanges:
+        for ex in (e for e, _ in order if e is not None):
             text, _ = result_text(ex)
             messages.append({"role": "tool", "tool_call_id": ex.call_id, "content": text})
     return messages

@@ -1,4 +1,10 @@
-"""OpenAI Responses: flat function tools, `function_call` and `function_call_output` items."""
+"""OpenAI Responses: flat function tools, `function_call` and `function_call_output` items.
+
+The output items of a round that are not calls (reasoning, with its `encrypted_content` when
+the request had `store: false`; messages; built-in tool items) are kept and replayed before
+that round's function_call items, in their order: reasoning models need their reasoning items
+back with the calls that followed them.
+"""
 
 from __future__ import annotations
 
@@ -20,9 +26,24 @@ from ._shared import (
     result_text,
     truncated,
 )
-from .types import DecodedCall, Problem, ProtocolName, RenderableTool, Round
+from ._turns import assistant_turn, call_slot, check_turns, kept_item, replay_order, without_none
+from .types import (
+    AssistantTurn,
+    DecodedCall,
+    DecodedResponse,
+    Problem,
+    ProtocolName,
+    RenderableTool,
+    RenderOptions,
+    Round,
+)
 
 PROTOCOL: Final[ProtocolName] = "openai-responses"
+CALL_FIELDS: Final = frozenset({"type", "call_id", "name", "arguments"})  # what encode rebuilds from the record
+
+
+def render_list(tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
+    return [render_tool(tool, options.strict) for tool in tools]
 
 
 def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
@@ -36,11 +57,11 @@ def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
     return out
 
 
-def check_tools(tools: Sequence[RenderableTool], strict: bool) -> list[Problem]:
-    return check_openai_tools(PROTOCOL, tools, strict, max_tools_fatal=False)
+def check_tools(tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
+    return check_openai_tools(PROTOCOL, tools, options.strict, max_tools_fatal=False)
 
 
-def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
+def decode(response: Any, id_seed: str | None = None) -> DecodedResponse:
     if not isinstance(response, dict):
         raise invalid_response("a Responses response is a JSON object")
     status = response.get("status")
@@ -58,6 +79,7 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
     if not isinstance(output, list):
         raise invalid_response("a Responses response needs an `output` list")
     calls: list[DecodedCall] = []
+    kept: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, item in enumerate(output):
         if not isinstance(item, dict):
@@ -67,28 +89,40 @@ def decode(response: Any, id_seed: str | None = None) -> list[DecodedCall]:
             for part in item.get("content") or []:
                 if isinstance(part, dict) and part.get("type") == "refusal":
                     raise refusal(f"the model refused: {part.get('refusal') or ''}".rstrip(": "))
-            continue
         if kind != "function_call":
-            continue  # reasoning, text and built-in tool items carry no call of ours
-        calls.append(decoded_call(f"function_call item {i}", item.get("name"), item.get("call_id"), "call_id",
-                                  item.get("arguments", MISSING), seen))
-    return calls
+            kept.append(kept_item(item))  # reasoning, messages, built-in tool items: replayed as sent
+            continue
+        call = decoded_call(f"function_call item {i}", item.get("name"), item.get("call_id"), "call_id",
+                            item.get("arguments", MISSING), seen)
+        calls.append(call)
+        kept.append(call_slot(call.call_id, {k: v for k, v in without_none(item).items() if k not in CALL_FIELDS}))
+    return DecodedResponse(tuple(calls), assistant_turn(PROTOCOL, kept))
 
 
-def encode_history(rounds: Sequence[Round]) -> list[dict[str, Any]]:
+def encode_history(
+    rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
+) -> list[dict[str, Any]]:
     check_history(rounds)
+    check_turns(rounds, turns)
     items: list[dict[str, Any]] = []
-    for exchanges in rounds:
-        for ex in exchanges:
+    for at, exchanges in enumerate(rounds):
+        if not exchanges:
+            continue
+        order = replay_order(PROTOCOL, exchanges, turns[at] if turns else None)
+        for ex, part in order:
+            if ex is None:
+                items.append(part)
+                continue
             items.append(
                 {
                     "type": "function_call",
                     "call_id": ex.call_id,
                     "name": ex.call_name,
                     "arguments": compact_json(replay_object(ex.arguments)),
+                    **part,
                 }
             )
-        for ex in exchanges:
+        for ex in (e for e, _ in order if e is not None):
             text, _ = result_text(ex)
             items.append({"type": "function_call_output", "call_id": ex.call_id, "output": text})
     return items

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -282,13 +283,14 @@ def get_dict(container: Mapping[str, Any], key: str, what: str) -> dict[str, Any
 
 
 def decoded_call(what: str, name: Any, call_id: Any, id_field: str, arguments: Any,
-                 seen: set[str]) -> DecodedCall:
-    """One decoded call; a call without name or id, or an id seen before in the same
-    response, is `model.invalid_tool_call` (`what` names the item, e.g. "tool call 2")."""
+                 seen: set[str], *, fallback_id: str | None = None) -> DecodedCall:
+    """One decoded call; a call without name or id (unless `fallback_id` stands in for the id),
+    or an id seen before in the same response, is `model.invalid_tool_call` (`what` names the
+    item, e.g. "tool call 2")."""
     checked_name = non_empty_str(name)
     if checked_name is None:
         raise invalid_call(f"{what} has an empty name")
-    checked_id = non_empty_str(call_id)
+    checked_id = non_empty_str(call_id) or fallback_id
     if checked_id is None:
         raise invalid_call(f"{what} (`{checked_name}`): {id_field} is required")
     if checked_id in seen:
@@ -299,6 +301,16 @@ def decoded_call(what: str, name: Any, call_id: Any, id_field: str, arguments: A
 
 def non_empty_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def seed_digest(id_seed: str | None, response_id: Any, material: Any) -> str:
+    """12 hex characters naming one response, for the ids of calls it sent without one: from
+    `id_seed` if given (the runtime passes one unique per round), else the response's own id,
+    else `material` (the calls' part of the body) as canonical JSON."""
+    seed = id_seed or non_empty_str(response_id)
+    if seed is None:
+        seed = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 ChoiceKind = str  # "none" | "auto" | "required" | "specific"

@@ -62,7 +62,7 @@ class DecodedCall:
     `arguments` is the raw wire value: a JSON string for the OpenAI protocols, an object for
     Anthropic and Gemini, or `toolbench.core.arguments.MISSING` when the field is absent;
     `ToolArguments.decode` turns it into arguments. `signature` is Gemini's `thoughtSignature`
-    for the part, which must be replayed with the call."""
+    for the part (also kept in the response's `AssistantTurn`, which is what replays it)."""
 
     call_id: str
     call_name: str
@@ -91,12 +91,57 @@ class Exchange:
 
 Round: TypeAlias = Sequence[Exchange]
 
+GeminiSchema: TypeAlias = Literal["json-schema", "openapi"]
+GEMINI_SCHEMAS: tuple[GeminiSchema, ...] = ("json-schema", "openapi")
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    """How to render: `strict` asks for the provider's strict tool mode (OpenAI and Anthropic);
+    `schema` is Gemini's field (`parametersJsonSchema`, or the OpenAPI subset in `parameters`);
+    `defer_loading` names the Anthropic tools sent with `defer_loading: true`."""
+
+    strict: bool = False
+    schema: GeminiSchema = "json-schema"
+    defer_loading: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTurn:
+    """The assistant turn of one round as the provider sent it, kept to be replayed with its calls.
+
+    Providers refuse a tool-use round replayed without its state (Anthropic's thinking blocks,
+    OpenAI Responses' reasoning items, Gemini's thought signatures). `items` are in the order the
+    provider sent them: `{"item": <block, item or part as sent, null fields left out>}` for what
+    is not a call, `{"call": <call id>}` where a call stood, with `"extra"` holding the call's
+    own provider fields to send back (a Gemini part's `thoughtSignature`, a Responses item's
+    `id`). Plain JSON, so the run log keeps it as it is."""
+
+    protocol: ProtocolName
+    items: tuple[Mapping[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"protocol": self.protocol, "assistant": list(self.items)}
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedResponse:
+    """A response body's calls, and its assistant turn when it holds more than plain calls."""
+
+    calls: tuple[DecodedCall, ...]
+    assistant: AssistantTurn | None = None
+
 __all__ = [
+    "GEMINI_SCHEMAS",
     "PROTOCOLS",
+    "AssistantTurn",
     "DecodedCall",
+    "DecodedResponse",
     "Exchange",
+    "GeminiSchema",
     "Problem",
     "ProtocolName",
+    "RenderOptions",
     "RenderableTool",
     "ResultView",
     "Round",

@@ -27,12 +27,13 @@ from ..core.results import ToolResult, call_file_stem, error_result, project, tr
 from ..core.snapshot import Binding, Snapshot
 from ..tools.base import StopSignal, ToolOutput
 from ..tools.workspace.publish import CANDIDATE_KEY, OUTPUT_KEY, PublishedOutput, settle_round
-from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log
+from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry
 from .store import args_path, audit_path, dumps
 
 if TYPE_CHECKING:
     import pandas
 
+    from ..protocols.types import AssistantTurn
     from .bench import Workbench
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
@@ -73,7 +74,7 @@ class Invocation:
         self.blocked: str | None = blocked
         self.state: dict[str, Any] = {}  # per-invocation tool state (read states, todos, ...)
         self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
-        self._signatures: dict[tuple[int, str], str] = {}  # provider metadata of calls from respond()
+        self._turns: dict[int, AssistantTurn] = {}  # round -> the provider's assistant turn (respond)
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
         self._logged_output: Any = None  # the published output last written to the run log
@@ -103,6 +104,9 @@ class Invocation:
         profile = Profile.load(profile_path) if profile_path.exists() else None
         inv = cls(bench, snapshot, records=records, gate=gate, blocked=blocked, profile=profile)
         inv._round = max(inv._round, bench._store.recover(invocation_id, _record_files(invocation_id, calls)))
+        inv._turns = read_turns(entries)
+        if inv._turns:  # a round whose calls were all lost still used its number
+            inv._round = max(inv._round, max(inv._turns))
         output = _published_output(entries)
         if output is not None:
             inv.state[OUTPUT_KEY] = inv._logged_output = output
@@ -145,7 +149,10 @@ class Invocation:
         return pandas.DataFrame([r.row() for r in self._records], columns=columns)
 
     def transcript(self, protocol: str) -> list[dict[str, Any]]:
-        """The calls and results as that provider's message history, every call paired."""
+        """The calls and results as that provider's message history, every call paired.
+
+        A round that came from `respond` with this protocol is replayed with its assistant turn
+        as the provider sent it (thinking blocks, reasoning items, thought signatures, text)."""
         from ..protocols import encode_history
         from ..protocols.types import Exchange, ResultView
 
@@ -154,21 +161,24 @@ class Invocation:
             rounds.setdefault(r.round, []).append(Exchange(
                 call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
                 result=ResultView(content=r.result.content, is_error=r.result.is_error), signature=r.signature))
-        return encode_history(protocol, [rounds[k] for k in sorted(rounds)])
+        order = sorted(rounds)
+        return encode_history(protocol, [rounds[k] for k in order], turns=[self._turns.get(k) for k in order])
 
     def respond(self, protocol: str, response: Any) -> list[ToolResult]:
         """Decode a provider's response body and run its tool calls as one round.
 
-        A response that is not that provider's shape raises `ToolbenchError` (model.*)."""
-        from ..protocols import decode_calls
+        The round's assistant turn goes to the run log before its calls run, so `transcript`
+        replays it, after a reopen too. A response that is not that provider's shape, a refusal
+        or a cut output raises `ToolbenchError` (model.*) and uses no round."""
+        from ..protocols import decode_response
 
-        calls = decode_calls(protocol, response, id_seed=f"{self.id}_{self._round + 1}")
-        with self._lock:
-            round_no = self._round + 1
-            for c in calls:
-                if c.signature is not None:
-                    self._signatures[(round_no, c.call_id)] = c.signature
-        return self.turn([(c.call_name, c.arguments, c.call_id) for c in calls])
+        with self._lock:  # the seed names the round the calls get, whatever runs beside
+            decoded = decode_response(protocol, response, id_seed=f"{self.id}_{self._round + 1}")
+            round_no = self._next_round()
+            if decoded.assistant is not None and decoded.calls:
+                self._log.append(turn_entry(round_no, decoded.assistant))
+                self._turns[round_no] = decoded.assistant
+        return self._turn_in(round_no, [(c.call_name, c.arguments, c.call_id) for c in decoded.calls])
 
     # calling ------------------------------------------------------------------------------
     def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
@@ -188,7 +198,9 @@ class Invocation:
 
     def turn(self, calls: Sequence[Call]) -> list[ToolResult]:
         """Run one model round of several calls, in order. Completion tools must come last."""
-        round_no = self._next_round()
+        return self._turn_in(self._next_round(), calls)
+
+    def _turn_in(self, round_no: int, calls: Sequence[Call]) -> list[ToolResult]:
         try:
             return [self._run(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
                     for i, c in enumerate(calls)]
@@ -380,7 +392,7 @@ class Invocation:
                 started: float, *, externalized: bool, stem: str | None = None, audit: bool = True) -> ToolResult:
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
                             arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
-                            externalized=externalized, signature=self._signatures.pop((round_no, call_id), None))
+                            externalized=externalized)
         if audit and not externalized:  # an externalised result's audit file is written already
             self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
         # The log line is the record of the answer: written before the call returns, so a

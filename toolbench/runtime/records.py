@@ -2,7 +2,10 @@
 
 The run log is `.toolbench/invocations/<id>/log.jsonl`: one line per call, appended and
 flushed as the call ends, holding what is needed to reopen the invocation after a kernel
-restart (its history and its budget counters).
+restart (its history and its budget counters). Other lines: the published output
+(`{"output": ...}`) and, for a round decoded from a provider response, the assistant turn to
+replay with its calls (`{"turn": <round>, "protocol": ..., "assistant": [...]}`, written before
+the round's calls run). Readers skip the kinds they do not know, so older logs stay readable.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from ..core.arguments import ToolArguments
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult
+from ..protocols.types import PROTOCOLS, AssistantTurn
 from .store import json_bytes
 
 LOG_NAME = "log.jsonl"
@@ -36,7 +40,9 @@ class CallRecord:
     result: ToolResult
     elapsed_ms: float
     externalized: bool
-    signature: str | None = None  # Gemini's thoughtSignature, replayed with the call
+    # Gemini's thoughtSignature, as logs written before assistant turns were kept hold it
+    # (the round's turn line replays it now); still replayed when the round has no turn.
+    signature: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return self._fields(self.result.to_json())
@@ -142,6 +148,22 @@ def _drop_torn_tail(path: Path) -> None:
             f.truncate(0)
     except FileNotFoundError:
         return
+
+
+def turn_entry(round_no: int, turn: AssistantTurn) -> dict[str, Any]:
+    """The run-log line of a round's assistant turn."""
+    return {"turn": round_no, **turn.to_json()}
+
+
+def read_turns(entries: list[dict[str, Any]]) -> dict[int, AssistantTurn]:
+    """The assistant turns a run log holds, by round; a malformed line is skipped (the calls
+    it came with are still replayed, without their provider state)."""
+    turns: dict[int, AssistantTurn] = {}
+    for entry in entries:
+        round_no, protocol, items = entry.get("turn"), entry.get("protocol"), entry.get("assistant")
+        if type(round_no) is int and protocol in PROTOCOLS and isinstance(items, list):
+            turns[round_no] = AssistantTurn(protocol, tuple(i for i in items if isinstance(i, dict)))
+    return turns
 
 
 def read_log(directory: Path) -> list[dict[str, Any]]:
