@@ -15,21 +15,16 @@ from pydantic import ValidationError
 from toolbench.core.errors import CODES, ToolbenchError, ToolError
 from toolbench.core.shell_settings import ShellSettings
 from toolbench.tools.base import StopSignal
+from toolbench.tools.workspace.shell import SHELL_DESCRIPTION, SHELL_INPUT_SCHEMA, format_result, parse_shell_args
 from toolbench.tools.workspace.shell_engine import (
-    _MAX_CONFIGS,
-    _MAX_IDLE_PER_CONFIG,
-    SHELL_DESCRIPTION,
-    SHELL_INPUT_SCHEMA,
     Mount,
     ShellOutcome,
-    _Idle,
     _Job,
-    format_result,
     guest_path,
-    parse_shell_args,
     run_shell,
     run_shell_blocking,
 )
+from toolbench.tools.workspace.shell_pool import _MAX_CONFIGS, _MAX_IDLE_PER_CONFIG, _Idle
 
 WRITABLE = ("work", "tmp", "output")
 READ_ONLY = ("tool-results", "skills")
@@ -370,18 +365,19 @@ class _FakeBash:
 
 def test_idle_interpreters_are_reset_bounded_and_dropped_when_reset_fails(mounts: list[Mount]) -> None:
     idle = _Idle()
-    config = (tuple(mounts), ShellSettings(), "/")
+    config = (tuple(mounts), ShellSettings(), "/", ())
     kept = [_FakeBash() for _ in range(_MAX_IDLE_PER_CONFIG + 2)]
     for bash in kept:
-        idle.give(config, bash)
-    idle.give(config, _FakeBash(fails=True))
+        idle.give(config, [bash], keep=True)
+    idle.give(config, [_FakeBash(fails=True)], keep=True)
+    idle.give(config, [_FakeBash()], keep=False)  # one in doubt is never kept
     taken = [idle.take(config) for _ in range(_MAX_IDLE_PER_CONFIG)]
     assert all(isinstance(b, _FakeBash) and b.resets == 1 and not b.fails for b in taken)
     assert not isinstance(idle.take(config), _FakeBash)  # none left: a new interpreter is built
     for n in range(_MAX_CONFIGS + 1):  # the oldest configuration is dropped
-        idle.give((tuple(mounts), ShellSettings(), f"/work/{n}"), _FakeBash())
-    assert not isinstance(idle.take((tuple(mounts), ShellSettings(), "/work/0")), _FakeBash)
-    assert isinstance(idle.take((tuple(mounts), ShellSettings(), f"/work/{_MAX_CONFIGS}")), _FakeBash)
+        idle.give((tuple(mounts), ShellSettings(), f"/work/{n}", ()), [_FakeBash()], keep=True)
+    assert not isinstance(idle.take((tuple(mounts), ShellSettings(), "/work/0", ())), _FakeBash)
+    assert isinstance(idle.take((tuple(mounts), ShellSettings(), f"/work/{_MAX_CONFIGS}", ())), _FakeBash)
 
 
 def test_the_command_cap_is_per_call(sh) -> None:

@@ -104,7 +104,7 @@ class CronScheduler:
         settings = bench.profile.shell.model_copy(update={"timeout_seconds": float(task.timeout_seconds)})
         ws = Workspace(bench.workspace, bench.profile.workspace)
         outcome = bench._loop.run(run_shell(task.script or "", workdir=task.workdir, mounts=mounts(ws),
-                                            settings=settings))
+                                            settings=settings, max_file_bytes=ws.settings.max_file_bytes))
         status = {"exited": "ok" if outcome.exit_code == 0 else "failed", "timed_out": "timed_out",
                   "cancelled": "cancelled", "failed": "failed"}[outcome.status]
         output = outcome.stdout + (("\n" if outcome.stdout and not outcome.stdout.endswith("\n") else "")

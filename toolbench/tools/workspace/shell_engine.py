@@ -1,6 +1,10 @@
 """The `workspace.shell` engine: a fresh bashkit shell per call, over mounted roots.
 
-This is the only module that touches bashkit; its exceptions and result shapes stop here.
+This is the only module that runs bashkit commands. bashkit stays inside it and the two modules
+it uses, shell_pool (the interpreters: built, kept, dropped) and shell_survey (the host checks
+before a call and the static analysis of the command); its exceptions and result shapes stop
+there. The tool module, shell, holds the model-facing side: schema, arguments, description and
+the result layout.
 
 The guest sees `/` as the workspace root. `/` itself is an empty read-only filesystem; each
 `Mount` puts one host directory on it, read-write or read-only (bashkit's `ReadOnlyFs`). Writes
@@ -9,25 +13,16 @@ cancelled. Nothing else of the host is visible: no host programs, no host enviro
 `HOME=/`), no network (bashkit's default). Symlinks that leave a mount are refused by bashkit.
 
 Each call runs in a worker thread, so a long command never blocks the event loop and a sync
-caller stays interruptible. Building an interpreter costs about 0.5 ms, so interpreters are
-kept per configuration (`_Idle`) and bashkit's `reset()` (a rebuild with the same config and
-mounts, ~0.1 ms) runs after each call, in the worker once the caller has its outcome: every
-call still starts from a fresh shell. Cancellation sets bashkit's flag, which the interpreter
-checks between commands and inside embedded Python; a builtin already running (`sleep`)
-finishes first, so `run_shell` waits at most `_STOP_GRACE_SECONDS` for it and then reports
-the cancel anyway.
+caller stays interruptible. It takes an interpreter kept for its configuration, reset after its
+last call (shell_pool), so every call still starts from a fresh shell. Cancellation sets
+bashkit's flag, which the interpreter checks between commands and inside embedded Python; a
+builtin already running (`sleep`) finishes first, so `run_shell` waits at most
+`_STOP_GRACE_SECONDS` for it and then reports the cancel anyway.
 
-bashkit keeps no log of writes through a real mount, and its snapshot diff covers only the
-in-memory filesystem, so the outcome does not list changed paths. `may_have_written` is a cheap
-static judgement instead (bashkit's `analyze`): False only when every command is a known
-reader and every write redirect goes to `/dev/null`, `/dev/stdout` or `/dev/stderr`.
-
-A caller that needs the changed files passes `watch`, a predicate on file names: when the
-command may write, the files of the writable mounts whose names it accepts are stat'ed before
-and after the run (in the worker thread; other names are never stat'ed, and a scan gives up
-past `_MAX_WATCH_ENTRIES` directory entries), and `changed` lists those created or modified,
-oldest change first. Static analysis cannot name the targets (python's `open`, `mv` of a
-folder, globs), so the stat diff over the writable roots is the one reliable source.
+Before the run, shell_survey checks what the shell may open (bashkit reads a mounted file whole
+and blocks on a FIFO): it covers or refuses hazards and keeps the root folders in place. What
+an outcome says of writes comes from there too: `may_have_written` is a static judgement and
+`changed` a stat diff of the watched files, since bashkit keeps no log of writes to a real mount.
 """
 
 from __future__ import annotations
@@ -36,58 +31,47 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import os
 import posixpath
-import queue
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import bashkit
-
-from ...core.errors import ToolbenchError, ToolError
+from ...core.errors import ToolbenchError
 from ...core.shell_settings import ShellSettings
+from ...core.workspace_settings import WorkspaceSettings
 from ..base import StopSignal
+from .shell_pool import IDLE, WORKERS, Config
+from .shell_survey import (
+    after_write,
+    analyze,
+    diff,
+    is_directory,
+    may_write,
+    recent_survey,
+    scan,
+    touches_no_content,
+)
 
 __all__ = [
-    "SHELL_DESCRIPTION",
-    "SHELL_INPUT_SCHEMA",
     "Mount",
     "ShellOutcome",
     "ShellStatus",
-    "describe_shell",
-    "format_result",
     "guest_path",
-    "parse_shell_args",
     "run_shell",
     "run_shell_blocking",
 ]
 
 ShellStatus = Literal["exited", "timed_out", "cancelled", "failed"]
 
-_ENV: Final = {"HOME": "/", "BASHKIT_ALLOW_INPROCESS_PYTHON": "1"}
 _GUARD_SECONDS: Final = 2.0  # past the timeout, in case an embedded runtime ignores bashkit's deadline
 _STOP_GRACE_SECONDS: Final = 0.5  # how long a cancel waits for the interpreter to stop
 _DEADLINE_SHARE: Final = 0.98  # a non-zero exit this close to the timeout is the deadline (python, jq)
 _CANCELLED_ERROR: Final = "execution cancelled"
 _TIMEOUT_ERRORS: Final = ("execution timeout", "parser timeout")
-_HARMLESS_SINKS: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_MAX_WATCH_ENTRIES: Final = 20_000  # directory entries one `watch` scan visits before giving up
-# Commands that cannot change a file by themselves (options such as `sort -o`, `uniq IN OUT`,
-# `tree -o`, `sed -i` or `xxd IN OUT` rule the others out). Redirects are judged separately.
-_READERS: Final = frozenset(
-    """
-    : [ basename bc cat cd cksum cmp column comm cut date declare df diff dirname du echo egrep exit expand
-    export expr factor false fgrep file fmt fold grep head hexdump hostname id join jq local ls md5sum nl od
-    paste printenv printf pwd read readlink realpath return rev rg seq set sha1sum sha224sum sha256sum
-    sha384sum sha512sum shasum shift sleep stat strings sum tac tail test tr true type uname unexpand unset
-    wc which whoami
-    """.split()  # noqa: SIM905 (a word list reads better than 80 quoted strings)
-)
+_MAX_FILE_BYTES: Final[int] = WorkspaceSettings.model_fields["max_file_bytes"].default
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +121,7 @@ async def run_shell(
     settings: ShellSettings,
     cancel: asyncio.Event | None = None,
     watch: Callable[[str], bool] | None = None,
+    max_file_bytes: int = _MAX_FILE_BYTES,
 ) -> ShellOutcome:
     """Run `command` in a fresh shell (a new or reset interpreter) with cwd `workdir` over `mounts`.
 
@@ -144,15 +129,17 @@ async def run_shell(
     not a directory, guest path used twice) raises `ToolbenchError("bench.misuse")`. If the
     caller's task is cancelled, the interpreter is told to stop and `CancelledError` propagates.
     `cancel` (an event of the running loop) stops the command with a `cancelled` outcome.
-    `watch(name)` selects the files whose changes the outcome lists in `changed` (module doc).
+    `watch(name)` selects the files whose changes the outcome lists in `changed` (shell_survey).
+    A mounted file over `max_file_bytes` (default: the workspace default) is never opened.
     """
-    job = _prepare(command, workdir, mounts, settings, cancel is not None and cancel.is_set(), watch)
+    job = _prepare(command, workdir, mounts, settings, cancel is not None and cancel.is_set(), watch,
+                   max_file_bytes)
     if isinstance(job, ShellOutcome):
         return job
     loop = asyncio.get_running_loop()
     done: asyncio.Future[ShellOutcome] = loop.create_future()
     done.add_done_callback(_retrieve)  # a late failure after we stopped waiting is not an error
-    _WORKERS.submit(functools.partial(job.run_into, loop, done))
+    WORKERS.submit(functools.partial(job.run_into, loop, done))
     cancelled = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     waiting: list[asyncio.Future[Any]] = [done] if cancelled is None else [done, cancelled]
     try:
@@ -162,14 +149,14 @@ async def run_shell(
             return_when=asyncio.FIRST_COMPLETED,
         )
     except asyncio.CancelledError:
-        job.stop()
+        job.abandon()
         raise
     finally:
         if cancelled is not None:
             cancelled.cancel()
     if done.done():
         return done.result()
-    job.stop()
+    job.abandon()
     await asyncio.wait([done], timeout=_STOP_GRACE_SECONDS)
     status: ShellStatus = "cancelled" if cancel is not None and cancel.is_set() else "timed_out"
     return ShellOutcome(status, None, "", "", may_have_written=job.may_have_written)
@@ -183,12 +170,13 @@ def run_shell_blocking(
     settings: ShellSettings,
     stop: StopSignal | None = None,
     watch: Callable[[str], bool] | None = None,
+    max_file_bytes: int = _MAX_FILE_BYTES,
 ) -> ShellOutcome:
     """`run_shell` for a thread that may block (not an event loop's): the same outcomes, the
     same worker thread, timeout guard and cancel grace, without a hop through an event loop.
     `stop` (set from any thread) stops the command with a `cancelled` outcome; an exception in
     the waiting thread (KeyboardInterrupt) tells the interpreter to stop and propagates."""
-    job = _prepare(command, workdir, mounts, settings, stop is not None and stop.is_set(), watch)
+    job = _prepare(command, workdir, mounts, settings, stop is not None and stop.is_set(), watch, max_file_bytes)
     if isinstance(job, ShellOutcome):
         return job
     done = threading.Event()  # the job ended; `box` holds its outcome or exception
@@ -206,10 +194,10 @@ def run_shell_blocking(
 
     forget = stop.on_set(wake.set) if stop is not None else None
     try:
-        _WORKERS.submit(task)
+        WORKERS.submit(task)
         wake.wait(settings.timeout_seconds + _GUARD_SECONDS)
     except BaseException:
-        job.stop()
+        job.abandon()
         raise
     finally:
         if forget is not None:
@@ -219,14 +207,14 @@ def run_shell_blocking(
         if isinstance(value, BaseException):
             raise value
         return value  # type: ignore[no-any-return]
-    job.stop()
+    job.abandon()
     done.wait(_STOP_GRACE_SECONDS)
     status: ShellStatus = "cancelled" if stop is not None and stop.is_set() else "timed_out"
     return ShellOutcome(status, None, "", "", may_have_written=job.may_have_written)
 
 
 def _prepare(command: str, workdir: str, mounts: Sequence[Mount], settings: ShellSettings, stopped: bool,
-             watch: Callable[[str], bool] | None) -> _Job | ShellOutcome:
+             watch: Callable[[str], bool] | None, max_file_bytes: int) -> _Job | ShellOutcome:
     """The checks both entry points make before the run: a job, or the outcome without one."""
     if not isinstance(command, str) or not isinstance(workdir, str):
         raise ToolbenchError("bench.misuse", "run_shell takes the command and workdir as strings")
@@ -237,32 +225,43 @@ def _prepare(command: str, workdir: str, mounts: Sequence[Mount], settings: Shel
         return _failed(f"command is {len(command):,} characters long; the limit is {settings.max_command_chars:,}")
     if stopped:
         return ShellOutcome("cancelled", None, "", "", may_have_written=False)
-    return _Job(command, guest_path(workdir), mounts, settings, watch)
+    return _Job(command, guest_path(workdir), mounts, settings, watch, max_file_bytes)
 
 
 class _Job:
     """One call's interpreter, taken and run in a worker thread; `stop` may come from any thread."""
 
     def __init__(self, command: str, workdir: str, mounts: tuple[Mount, ...], settings: ShellSettings,
-                 watch: Callable[[str], bool] | None = None) -> None:
+                 watch: Callable[[str], bool] | None = None, max_file_bytes: int = _MAX_FILE_BYTES) -> None:
         self.command = command
         self.workdir = workdir
         self.mounts = mounts
         self.settings = settings
         self.watch = watch
+        self.max_file_bytes = max_file_bytes
         self.may_have_written = False
         self._lock = threading.Lock()
         self._stopped = False
+        self._abandoned = False  # the caller stopped waiting: the interpreter is never reused
+        self._reusable = True  # False once the run leaves the interpreter in doubt (timeout, engine error)
+        self._config: Config = (mounts, settings, workdir, ())
         self._bash: Any = None  # the interpreter while its command runs, so `stop` can reach it
         self._used: Any = None  # the interpreter to hand back once the caller has the outcome
 
     def stop(self) -> None:
         # Under the lock: once `_run` has let go of the interpreter, a late stop cannot cancel
-        # the next call that uses it.
+        # the next call that uses it. `cancel` only sets a flag: it never waits for the command.
         with self._lock:
             self._stopped = True
             if self._bash is not None:
                 self._bash.cancel()
+
+    def abandon(self) -> None:
+        """The caller stops waiting for the outcome: stop the command, and never reuse its
+        interpreter (it may be stuck for good, in a read that ignores the cancel)."""
+        with self._lock:
+            self._abandoned = True
+        self.stop()
 
     def run_into(self, loop: asyncio.AbstractEventLoop, done: asyncio.Future[ShellOutcome]) -> None:
         try:
@@ -274,37 +273,50 @@ class _Job:
         self.release()
 
     def release(self) -> None:
-        """Reset the interpreter and keep it for the next call of this configuration."""
-        bash, self._used = self._used, None
-        if bash is not None:
-            _IDLE.give((self.mounts, self.settings, self.workdir), bash)
+        """Hand the interpreter back: reset and kept for the next call of this configuration,
+        or, when it is in doubt, dropped on a reaper thread."""
+        held = [self._used] if self._used is not None else []
+        self._used = None  # `held` is now the only reference: the pool takes it from there
+        with self._lock:
+            keep = self._reusable and not self._abandoned
+        if held:
+            IDLE.give(self._config, held, keep=keep)
 
     def _run(self) -> ShellOutcome:
-        bash = self._used = _IDLE.take((self.mounts, self.settings, self.workdir))
-        if not _is_directory(bash, self.workdir):
+        survey = recent_survey(self.mounts, self.max_file_bytes)
+        self._config = (self.mounts, self.settings, self.workdir, survey.covers)
+        bash = self._used = IDLE.take(self._config)
+        if not is_directory(bash, self.workdir):
             return _failed(f"workdir {self.workdir}: No such directory")
-        self.may_have_written = _may_write(bash, self.command)
+        analysis = analyze(bash, self.command)
+        self.may_have_written = may_write(analysis)
+        if survey.refusal is not None and not touches_no_content(analysis):
+            return _failed(survey.refusal)
         with self._lock:
             if self._stopped:
                 return ShellOutcome("cancelled", None, "", "", may_have_written=False)
             self._bash = bash
         watch = self.watch if self.may_have_written else None
-        before = _scan(self.mounts, watch) if watch is not None else None
+        before = scan(self.mounts, watch) if watch is not None else None
         started = time.monotonic()
         try:
             result = bash.execute_sync(self.command)
         except Exception as exc:  # bashkit raises RuntimeError for faults of its own
-            self._used = None  # in an unknown state: not kept
+            self._reusable = False  # in an unknown state: not kept
             return _failed(f"shell engine error: {exc}", self.may_have_written)
         finally:
             with self._lock:
                 stopped, self._bash = self._stopped, None
+            if self.may_have_written:
+                after_write(self.mounts)  # the next call surveys afresh
         elapsed = time.monotonic() - started
         outcome = _outcome(result, elapsed, self.settings, stopped, self.may_have_written)
+        if outcome.status == "timed_out":  # a read past the deadline may still hold its thread pool
+            self._reusable = False
         if watch is None:
             return outcome
-        after = _scan(self.mounts, watch) if before is not None else None
-        return dataclasses.replace(outcome, changed=_diff(before, after))
+        after = scan(self.mounts, watch) if before is not None else None
+        return dataclasses.replace(outcome, changed=diff(before, after))
 
 
 def _retrieve(future: asyncio.Future[ShellOutcome]) -> None:
@@ -323,176 +335,6 @@ def _settle(loop: asyncio.AbstractEventLoop, done: asyncio.Future[ShellOutcome],
 
     with contextlib.suppress(RuntimeError):  # the loop closed while the command ran: nobody waits
         loop.call_soon_threadsafe(settle)
-
-
-_Config = tuple[tuple[Mount, ...], ShellSettings, str]  # mounts, limits, workdir
-
-
-class _Idle:
-    """Interpreters waiting for their next call, by configuration (the least recently used
-    configurations are dropped past `_MAX_CONFIGS`). Each is reset before it is kept, so
-    taking one is as good as building it; an idle interpreter holds about 0.1 MB."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._idle: OrderedDict[_Config, list[Any]] = OrderedDict()
-
-    def take(self, config: _Config) -> Any:
-        with self._lock:
-            kept = self._idle.get(config)
-            if kept:
-                self._idle.move_to_end(config)
-                return kept.pop()
-        return _interpreter(*config)
-
-    def give(self, config: _Config, bash: Any) -> None:
-        try:
-            bash.reset()  # variables, functions, options, cwd and the cancel flag; mounts and limits stay
-        except Exception:  # an interpreter that cannot reset is dropped, never reused
-            return
-        with self._lock:
-            kept = self._idle.setdefault(config, [])
-            self._idle.move_to_end(config)
-            if len(kept) < _MAX_IDLE_PER_CONFIG:
-                kept.append(bash)
-            while len(self._idle) > _MAX_CONFIGS:
-                self._idle.popitem(last=False)
-
-
-_MAX_CONFIGS: Final = 32
-_MAX_IDLE_PER_CONFIG: Final = 4
-_IDLE: Final = _Idle()
-
-
-def _interpreter(mounts: tuple[Mount, ...], settings: ShellSettings, workdir: str) -> Any:
-    """A new interpreter over `mounts`, starting in `workdir`, with the call limits of `settings`."""
-    bash = bashkit.BashTool(
-        cwd=workdir,
-        env=_ENV,
-        timeout_seconds=settings.timeout_seconds,
-        max_commands=settings.max_commands,
-        max_loop_iterations=settings.max_loop_iterations,
-        python=True,
-        typescript=True,
-    )
-    bash.mount("/", _empty_root(), read_only=True)
-    for mount in mounts:
-        try:
-            bash.mount(
-                mount.guest_path,
-                _host_fs(str(mount.host_path.absolute()), mount.writable),
-                read_only=not mount.writable,
-            )
-        except RuntimeError as exc:
-            raise ToolbenchError(
-                "bench.misuse", f"cannot mount {mount.host_path} at {mount.guest_path}: {exc}"
-            ) from exc
-    return bash
-
-
-@functools.cache
-def _empty_root() -> Any:
-    """The guest's `/`: one empty filesystem, mounted read-only in every interpreter."""
-    return bashkit.FileSystem()
-
-
-@functools.lru_cache(maxsize=256)
-def _host_fs(host_path: str, writable: bool) -> Any:
-    """A host directory as a bashkit filesystem; kept, since making one costs ~20 µs per mount
-    and bashkit's RealFs holds no state but its root (protection is per mount, not per handle)."""
-    return bashkit.FileSystem.real(host_path, writable=writable)
-
-
-class _Workers:
-    """Daemon threads that run shell calls: one more whenever all are busy, none ever stopped.
-
-    Daemon, so a cancelled call still finishing a long builtin never holds up interpreter exit;
-    reused, since starting a thread per call costs as much as running `echo`."""
-
-    def __init__(self) -> None:
-        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
-
-    def submit(self, task: Callable[[], None]) -> None:
-        with self._lock:
-            start = self._idle == 0
-            if not start:
-                self._idle -= 1
-        if start:
-            threading.Thread(target=self._work, name="toolbench-shell", daemon=True).start()
-        self._tasks.put(task)
-
-    def _work(self) -> None:
-        while True:
-            self._tasks.get()()
-            with self._lock:
-                self._idle += 1
-
-
-_WORKERS: Final = _Workers()
-
-
-def _is_directory(bash: Any, path: str) -> bool:
-    try:
-        return bash.stat(path).get("file_type") == "directory"
-    except RuntimeError:
-        return False
-
-
-_Stat = tuple[int, int, int, int]  # ctime_ns, mtime_ns, size, inode
-
-
-def _scan(mounts: tuple[Mount, ...], watch: Callable[[str], bool]) -> dict[str, _Stat] | None:
-    """Guest path -> stat of each watched regular file in the writable mounts (links not
-    followed); None past `_MAX_WATCH_ENTRIES` entries."""
-    found: dict[str, _Stat] = {}
-    visited = 0
-    for mount in mounts:
-        if not mount.writable:
-            continue
-        stack = [(str(mount.host_path), mount.guest_path)]
-        while stack:
-            host, guest = stack.pop()
-            try:
-                entries = os.scandir(host)
-            except OSError:
-                continue
-            with entries:
-                for entry in entries:
-                    visited += 1
-                    if visited > _MAX_WATCH_ENTRIES:
-                        return None
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, f"{guest}/{entry.name}"))
-                        elif watch(entry.name) and entry.is_file(follow_symlinks=False):
-                            st = entry.stat(follow_symlinks=False)
-                            found[f"{guest}/{entry.name}"] = (st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_ino)
-                    except OSError:  # removed while we looked
-                        continue
-    return found
-
-
-def _diff(before: dict[str, _Stat] | None, after: dict[str, _Stat] | None) -> tuple[str, ...] | None:
-    """Files created or modified between two scans, oldest change first (ctime covers a
-    rename too; equal times, common within one command, fall back to the path order)."""
-    if before is None or after is None:
-        return None
-    changed = sorted((stat[0], stat[1], path) for path, stat in after.items() if before.get(path) != stat)
-    return tuple(path for _, _, path in changed)
-
-
-def _may_write(bash: Any, command: str) -> bool:
-    try:
-        analysis = bash.analyze(command)
-    except Exception:  # does not parse: it will fail before running anything, but stay cautious
-        return True
-    if analysis.is_opaque or analysis.has_dynamic_commands or analysis.functions:
-        return True
-    if any(r.is_write and r.path not in _HARMLESS_SINKS for r in analysis.redirects):
-        return True
-    return not set(analysis.command_names) <= _READERS
 
 
 def _outcome(result: Any, elapsed: float, settings: ShellSettings, stopped: bool, wrote: bool) -> ShellOutcome:
@@ -518,106 +360,3 @@ def _clip(text: str, limit: int) -> tuple[str, bool]:
 
 def _failed(message: str, may_have_written: bool = False) -> ShellOutcome:
     return ShellOutcome("failed", None, "", message, may_have_written=may_have_written)
-
-
-# ---- the model-facing side: arguments, schema, description, result ----
-
-SHELL_INPUT_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "command": {"type": "string", "description": "The bash script to run."},
-        "workdir": {
-            "type": "string",
-            "description": "Working directory inside the workspace; `/` is the workspace root. Default `/`.",
-        },
-    },
-    "required": ["command"],
-    "additionalProperties": False,
-}
-
-_ALLOWED_KEYS: Final = ("command", "workdir")
-
-
-def parse_shell_args(args: dict[str, Any]) -> tuple[str, str]:
-    """Check the closed argument set; return `(command, workdir)`. The command is not trimmed."""
-    for key in args:
-        if key not in _ALLOWED_KEYS:
-            raise ToolError("tool.invalid_arguments", f"`{key}` is not supported")
-    command = args.get("command")
-    if not isinstance(command, str):
-        raise ToolError("tool.invalid_arguments", "command must be a string")
-    workdir = args.get("workdir")
-    if workdir is None:  # absent, or null as strict-mode providers send for optional fields
-        return command, "/"
-    if not isinstance(workdir, str):
-        raise ToolError("tool.invalid_arguments", "workdir must be a string")
-    return command, workdir
-
-
-def describe_shell(*, writable: Sequence[str], read_only: Sequence[str], settings: ShellSettings) -> str:
-    """The model-facing description of the shell for these roots (guest names) and limits."""
-
-    def roots(names: Sequence[str]) -> str:
-        return ", ".join(guest_path(n) for n in names) or "none"
-
-    s = settings
-    return (
-        "Run a bash script in a sandboxed in-process interpreter (bashkit). Every call starts a fresh "
-        "shell: variables, functions, aliases and the working directory do not carry over; files do.\n"
-        f"`/` is the workspace root. Writable: {roots(writable)}. Read-only: {roots(read_only)}. "
-        "Nothing else of the host is visible, there are no host programs and no network.\n"
-        "Available: bash syntax and bashkit's builtins (ls, cat, grep, rg, sed, awk, find, sort, head, "
-        "tail, wc, cut, tr, diff, tar, ...), `jq`, `python3` (an embedded Python subset: json, math "
-        "and the like, open() and pathlib on workspace files; no os, re, subprocess or third-party "
-        "modules), and `node` / `deno` / `ts` (an embedded JavaScript/TypeScript subset for "
-        "computation: console.log, no require, fs or network).\n"
-        "`workdir` (default `/`) must be an existing directory.\n"
-        f"Limits per call: {s.timeout_seconds:g} s; command up to {s.max_command_chars:,} characters; "
-        f"stdout and stderr kept up to {s.max_stdout_chars:,} and {s.max_stderr_chars:,} characters "
-        f"(the rest is cut); {s.max_commands:,} commands and {s.max_loop_iterations:,} iterations per "
-        "loop. Files written before a failure, a timeout or a cancel stay written."
-    )
-
-
-SHELL_DESCRIPTION: Final = describe_shell(
-    writable=("work", "tmp", "output"), read_only=("tool-results", "skills"), settings=ShellSettings()
-)
-
-_HEADERS: Final[dict[str, str]] = {"cancelled": "Command cancelled.", "timed_out": "Command timed out."}
-_ERROR_CODES: Final[dict[str, str]] = {
-    "exited": "workspace.shell_exit",
-    "timed_out": "workspace.shell_timeout",
-    "cancelled": "workspace.shell_cancelled",
-    "failed": "workspace.shell_failed",
-}
-
-
-def format_result(outcome: ShellOutcome) -> tuple[str, dict[str, Any], str | None]:
-    """`(content, structured, error_code)` as TauriTavern lays a shell result out.
-
-    Content: a header (`Exit code: <n>`, or a cancel/timeout sentence, or nothing when the
-    engine failed), stdout, then stderr (under a `stderr:` line only when stdout is non-empty:
-    the upstream quirk), then `Output truncated.`; a newline goes between parts only where the
-    previous part does not already end with one. `error_code` is None only for exit code 0.
-    """
-    parts: list[str] = []
-    if outcome.status == "exited":
-        parts.append(f"Exit code: {outcome.exit_code}")
-    elif outcome.status in _HEADERS:
-        parts.append(_HEADERS[outcome.status])
-    if outcome.stdout:
-        parts.append(outcome.stdout)
-    if outcome.stderr:
-        if outcome.stdout:
-            parts.append("stderr:")
-        parts.append(outcome.stderr)
-    if outcome.output_truncated:
-        parts.append("Output truncated.")
-    content = ""
-    for part in parts:
-        if content and not content.endswith("\n"):
-            content += "\n"
-        content += part
-    structured = {"exitCode": outcome.exit_code, "outputTruncated": outcome.output_truncated}
-    ok = outcome.status == "exited" and outcome.exit_code == 0
-    return content, structured, None if ok else _ERROR_CODES[outcome.status]
