@@ -1,15 +1,28 @@
 """The file-writing primitives every part shares: atomic replace and write-once.
 
 The only module of `core` that touches the disk; everything else in `core` is pure.
+
+Every write goes through a temp file in the target's folder, named `.<name>.<random>.tmp`
+(a leading `round-NNN-` of the name stays at its start, so the record store still finds the
+round of a temp file) and created with O_CREAT|O_EXCL|O_NOFOLLOW: a link or file planted at a
+temp name is never followed or reused, and two writers of one path never share a temp file. A
+failed write removes its temp file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
+from typing import Final
 
 from .errors import ToolbenchError
+
+_TEMP_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_TEMP_TRIES: Final = 8
+# `.` + stem + `.` + 12 hex digits + `.tmp` must fit the 255 bytes of a file name.
+_STEM_BYTES: Final = 255 - 18
 
 
 def encode_text(text: str) -> bytes:
@@ -19,39 +32,112 @@ def encode_text(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+def _token() -> str:
+    return os.urandom(6).hex()
+
+
+def _temp_name(name: str) -> str:
+    raw = os.fsencode(name)
+    stem = name if len(raw) <= _STEM_BYTES else os.fsdecode(raw[:_STEM_BYTES])
+    return f".{stem}.{_token()}.tmp"
+
+
+def open_temp(name: str, *, dir_fd: int | None = None, folder: Path | None = None) -> tuple[int, str]:
+    """Create a fresh temp file for `name` exclusively: (its fd, its name). Raises OSError.
+
+    The temp file lies in `dir_fd` (a descriptor of the folder) or in `folder`; a taken name
+    (whatever it is, a link included) is skipped for another random one."""
+    for attempt in range(_TEMP_TRIES):
+        tmp = _temp_name(name)
+        try:
+            if dir_fd is not None:
+                return os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=dir_fd), tmp
+            return os.open((folder or Path(".")) / tmp, _TEMP_FLAGS, 0o666), tmp
+        except FileExistsError:
+            if attempt == _TEMP_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to `fd` (os.write may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def replace_at(dir_fd: int, name: str, data: bytes, *, durable: bool = True) -> os.stat_result:
+    """Replace the entry `name` of the folder `dir_fd` with `data`, atomically: gives the new
+    file's stat. Raises OSError (the temp file is gone then). A link at `name` is replaced as
+    an entry, never followed."""
+    fd, tmp = open_temp(name, dir_fd=dir_fd)
+    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    return st
+
+
+def _make_folder(path: Path) -> None:
+    """Create `path`'s folder (and its parents); a file in the way is a write failure, not a
+    FileExistsError (which write_once reads as "the target exists")."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from exc
+
+
 def write_atomic(path: Path, text: str | bytes, *, durable: bool = True) -> None:
     """Replace `path` with `text` (or bytes): temp file, fsync, rename. Readers see old or new, never torn."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     data = text if isinstance(text, bytes) else encode_text(text)
+    tmp: Path | None = None
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
+        _make_folder(path)
+        fd, name = open_temp(path.name, folder=path.parent)
+        tmp = path.parent / name
+        try:
+            write_all(fd, data)
             if durable:
-                f.flush()
-                os.fsync(f.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise ToolbenchError("storage.write_failed", f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def write_once(path: Path, text: str | bytes, *, read_only: bool = True) -> None:
     """Create `path` with `text` (or bytes); refuse if it exists. Written whole, then made read-only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     data = text if isinstance(text, bytes) else encode_text(text)
+    tmp: Path | None = None
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        if read_only:
-            os.chmod(tmp, 0o444)
-        os.link(tmp, path)  # fails if path exists: never overwrites
+        _make_folder(path)
+        fd, name = open_temp(path.name, folder=path.parent)
+        tmp = path.parent / name
+        try:
+            write_all(fd, data)
+            if read_only:
+                os.fchmod(fd, 0o444)
+        finally:
+            os.close(fd)
+        os.link(tmp, path, follow_symlinks=False)  # fails if path exists: never overwrites
     except FileExistsError as exc:
         raise ToolbenchError("storage.already_exists", f"{path} exists already and is write-once") from exc
     except OSError as exc:
         raise ToolbenchError("storage.write_failed", f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()

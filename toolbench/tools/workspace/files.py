@@ -1,4 +1,9 @@
-"""Reading workspace files as text, the read state (CAS) and atomic writes.
+"""Opening, reading and atomically replacing workspace files; their text; the read state (CAS).
+
+`open_file` is how every single-path file tool (read_file, write_file, apply_patch, commit,
+the shell's auto-publish) reaches a file: through `Workspace.locate` (descriptors, no host
+path opened by name), refusing anything but a regular file before reading, and, for a write,
+holding the folder's lock across read, check and replace.
 
 The read state lives in `ctx.state` (one invocation): for each real path, the version the
 model has seen (mtime_ns, sha256 of the bytes) and how many lines from line 1 it has read
@@ -10,18 +15,23 @@ Upstream calls the apply_patch code `workspace.patch_stale_file`; toolbench uses
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Final
 
-from ...core.errors import ToolbenchError, ToolError
-from ...core.fileio import encode_text, write_atomic
-from ..base import ToolContext
-from .paths import Resolved, Workspace
+from ...core.errors import ToolError
+from ...core.fileio import encode_text, replace_at
+from ..base import ToolContext, check_deadline
+from . import beneath
+from .paths import Located, Resolved, Workspace, io_error, is_folder, not_regular
 
 _STATE_KEY: Final = "workspace.reads"
+_OPEN_TRIES: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,21 +51,132 @@ class ReadState:
         return self.lines_read >= self.total_lines
 
 
-def version_of(path: Path, data: bytes) -> Version:
-    return Version(os.stat(path).st_mtime_ns, hashlib.sha256(data).hexdigest())
+def version_of(mtime_ns: int, data: bytes) -> Version:
+    return Version(mtime_ns, hashlib.sha256(data).hexdigest())
 
 
-def read_bytes(ws: Workspace, res: Resolved) -> bytes:
-    size = res.real.stat().st_size
-    if size > ws.settings.max_file_bytes:
-        raise ToolError("workspace.file_too_large",
-                        f"`{res.display}` has {size} bytes, over the {ws.settings.max_file_bytes}-byte limit of the "
-                        "file tools; search it, or use the shell (head, sed -n) to look at parts.",
-                        structured={"path": res.display, "sizeBytes": size})
+class OpenFile:
+    """A workspace file opened through the resolver (`open_file`); close it, or use `with`.
+
+    `fd` and `st` (its fstat) are None when the file does not exist yet (a write that creates
+    it). A file opened for writing holds the lock of its folder until it is closed, so a
+    read-check-replace (CAS, append) is atomic against the other file tools."""
+
+    __slots__ = ("_locked", "fd", "loc", "st")
+
+    def __init__(self, loc: Located, fd: int | None, st: os.stat_result | None, locked: bool) -> None:
+        self.loc, self.fd, self.st, self._locked = loc, fd, st, locked
+
+    @property
+    def res(self) -> Resolved:
+        return self.loc.res
+
+    def read(self, ws: Workspace) -> bytes:
+        """The file's bytes (at most the profile's max_file_bytes, else workspace.file_too_large)."""
+        assert self.fd is not None and self.st is not None
+        limit = ws.settings.max_file_bytes
+        data = None
+        if self.st.st_size <= limit:
+            try:
+                data = beneath.read_all(self.fd, limit, self.st.st_size)
+            except OSError as exc:
+                raise io_error(self.res.display, exc) from exc
+        if data is None:
+            size = max(self.st.st_size, limit + 1)
+            raise ToolError("workspace.file_too_large",
+                            f"`{self.res.display}` has {size} bytes, over the {limit}-byte limit of the file tools; "
+                            "search it, or use the shell (head, sed -n) to look at parts.",
+                            structured={"path": self.res.display, "sizeBytes": size})
+        return data
+
+    def version(self, data: bytes) -> Version:
+        assert self.st is not None
+        return version_of(self.st.st_mtime_ns, data)
+
+    def replace(self, text: str) -> tuple[bytes, Version]:
+        """Atomic replace (temp file in the same folder, rename); gives the bytes written and
+        their version. A storage failure becomes workspace.io_error for the model."""
+        data = encode_text(text)
+        spot = self.loc.spot
+        assert spot.name is not None
+        try:
+            st = replace_at(spot.dir_fd, spot.name, data, durable=False)
+        except OSError as exc:
+            raise io_error(self.res.display, exc, "written") from exc
+        return data, version_of(st.st_mtime_ns, data)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)
+        if self._locked:
+            self._locked = False
+            beneath.unlock_folder(self.loc.spot.dir_fd)
+        self.loc.close()
+
+    def __enter__(self) -> OpenFile:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def open_file(ws: Workspace, raw: object, *, field: str = "path", write: bool = False,
+              create: bool = False) -> OpenFile:
+    """Open the regular file `raw` names, through the workspace resolver (nothing is opened by
+    host path). workspace.* ToolError when it is missing, a folder, not a regular file (FIFO,
+    device: file_not_regular, checked without blocking), not visible, or (`write`) not
+    writable. `write` also takes the folder's lock; `create` lets it not exist yet (parent
+    folders are made; a file in the way is workspace.parent_not_directory)."""
+    for _ in range(_OPEN_TRIES):
+        loc = ws.locate(raw, field=field, write=write, create=create)
+        try:
+            opened = _open(ws, loc, write=write, create=create)
+        except BaseException:
+            loc.close()
+            raise
+        if opened is not None:
+            return opened
+        loc.close()  # the entry changed between the walk and the open (a link, gone): walk again
+    raise ToolError("workspace.io_error", f"`{loc.res.display}` kept changing while it was opened; try again.",
+                    structured={"path": loc.res.display})
+
+
+def _open(ws: Workspace, loc: Located, *, write: bool, create: bool) -> OpenFile | None:
+    spot, res = loc.spot, loc.res
+    if create and spot.st is not None and spot.rest:
+        raise ToolError("workspace.parent_not_directory",
+                        f"`{res.display}` cannot be written: its parent `{spot.name}` is a file, not a folder.",
+                        structured={"path": res.display})
+    if create and (not spot.parts or (spot.st is not None and stat.S_ISDIR(spot.st.st_mode))):  # a root, a folder
+        raise ToolError("workspace.path_is_directory",
+                        f"`{res.display}` is a folder; write a file inside it, e.g. `{res.display}/notes.md`.",
+                        structured={"path": res.display})
+    if not (create and spot.st is None):
+        ws.check_file(loc)
+    if write:
+        ws.writable(res)
+        try:
+            beneath.lock_folder(spot.dir_fd, waiting=check_deadline)
+        except OSError as exc:
+            raise io_error(res.display, exc, "locked for writing") from exc
+    assert spot.name is not None
     try:
-        return res.real.read_bytes()
+        fd, st = beneath.open_regular(spot.dir_fd, spot.name)
+        return OpenFile(loc, fd, st, write)
+    except beneath.NotRegular as exc:
+        error = is_folder(res.display) if stat.S_ISDIR(exc.st.st_mode) else not_regular(res.display)
+    except FileNotFoundError:
+        if create:
+            return OpenFile(loc, None, None, write)
+        error = None
     except OSError as exc:
-        raise ToolError("workspace.io_error", f"`{res.display}` could not be read: {exc.strerror or exc}.") from exc
+        error = None if exc.errno == errno.ELOOP else io_error(res.display, exc)
+    if write:
+        beneath.unlock_folder(spot.dir_fd)
+    if error is not None:
+        raise error
+    return None
 
 
 def decode(res: Resolved, data: bytes) -> str:
@@ -110,9 +231,8 @@ def note_read(ctx: ToolContext, res: Resolved, version: Version, start: int, end
     return state
 
 
-def note_written(ctx: ToolContext, res: Resolved, data: bytes, total_lines: int) -> Version:
-    """After a tool wrote `data` (of `total_lines` lines) to `res`: the model knows this version in full."""
-    version = version_of(res.real, data)
+def note_written(ctx: ToolContext, res: Resolved, version: Version, total_lines: int) -> Version:
+    """After a tool wrote `version` (of `total_lines` lines) to `res`: the model knows it in full."""
     _reads(ctx)[str(res.real)] = ReadState(version, total_lines, total_lines)
     return version
 
@@ -143,11 +263,16 @@ def clear_reads(ctx: ToolContext) -> None:
     _reads(ctx).clear()
 
 
-def require_current(ctx: ToolContext, res: Resolved, data: bytes, *, action: str) -> None:
-    """workspace.stale_file unless the model fully read this exact version of the file."""
+def knows(ctx: ToolContext, res: Resolved, current: Version) -> bool:
+    """Whether the model has read `current` (the file's version now) in full."""
+    state = _reads(ctx).get(str(res.real))
+    return state is not None and state.full and state.version == current
+
+
+def require_current(ctx: ToolContext, res: Resolved, current: Version, *, action: str) -> None:
+    """workspace.stale_file unless the model fully read `current`, the file's version now."""
     read_name = ctx.call_name_of("builtin:workspace.read_file") or "workspace_read_file"
     state = _reads(ctx).get(str(res.real))
-    current = version_of(res.real, data)
     if state is None or not state.full:
         why = "has not been read in full in this invocation" if state is None or state.version == current else (
             "changed since it was read")
@@ -158,16 +283,6 @@ def require_current(ctx: ToolContext, res: Resolved, data: bytes, *, action: str
         raise ToolError("workspace.stale_file",
                         f"`{res.display}` changed on disk since you last read it; call `{read_name}` on it again "
                         "and re-derive your change from the new text.", structured={"path": res.display})
-
-
-def write_text(res: Resolved, text: str) -> bytes:
-    """Atomic replace; gives the bytes written. Storage failures become a recoverable error for the model."""
-    data = encode_text(text)
-    try:
-        write_atomic(res.real, data, durable=False)
-    except ToolbenchError as exc:
-        raise ToolError("workspace.io_error", f"`{res.display}` could not be written: {exc.message}") from exc
-    return data
 
 
 def call_name(ctx: ToolContext, native: str) -> str:

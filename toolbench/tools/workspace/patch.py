@@ -8,7 +8,7 @@ from ...core.descriptors import ToolDescriptor
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .edit_match import apply_edit, unified_diff
-from .files import count_lines, decode, note_written, read_bytes, require_current, version_json, write_text
+from .files import OpenFile, count_lines, decode, note_written, open_file, require_current, version_json
 from .paths import Workspace
 
 _NOTES = {
@@ -45,11 +45,17 @@ DESCRIPTOR = ToolDescriptor(
 
 def apply_patch(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     ws = Workspace.of(ctx)
-    res = ws.writable(ws.file(args["path"], write=True))
-    data = read_bytes(ws, res)
+    # The folder's lock is held from the read to the replace: the CAS check holds when it writes.
+    with open_file(ws, args["path"], write=True) as f:
+        return _patch(ctx, ws, f, args)
+
+
+def _patch(ctx: ToolContext, ws: Workspace, f: OpenFile, args: dict[str, Any]) -> ToolOutput:
+    res = f.res
+    data = f.read(ws)
     before = decode(res, data)
     # A dry run makes the same checks as the real call, so it predicts its outcome.
-    require_current(ctx, res, data, action="apply_patch")
+    require_current(ctx, res, f.version(data), action="apply_patch")
     replace_all = args.get("replace_all", False)
     result = apply_edit(before, args["old_string"], args["new_string"], replace_all=replace_all,
                         expected_replacements=args.get("expected_replacements"))
@@ -66,7 +72,7 @@ def apply_patch(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         lines[0] = f"Dry run (nothing written): {res.display}"
         return ToolOutput(content="\n".join(lines) + "\n\n" + (diff or "(no change)"), structured=structured)
     total = count_lines(result.text)
-    version = note_written(ctx, res, write_text(res, result.text), total)
+    version = note_written(ctx, res, f.replace(result.text)[1], total)
     structured.update(totalLines=total, **version_json(version))
     return ToolOutput(content="\n".join(lines), structured=structured, resource_refs=(res.display,))
 

@@ -30,7 +30,7 @@ from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
-from .files import decode, read_bytes
+from .files import decode, open_file
 from .paths import Workspace
 
 OUTPUT_KEY: Final = "workspace.output"
@@ -78,8 +78,9 @@ def note_shell_outcome(ctx: ToolContext, ws: Workspace, ok: bool, changed: Seque
         return
     for path in reversed(changed or ()):
         try:
-            res = ws.file(path)
-            data = read_bytes(ws, res)
+            with open_file(ws, path) as f:
+                data = f.read(ws)
+            res = f.res
             text = decode(res, data)
         except ToolError:  # gone again, over the size limit, or not UTF-8: not text to publish
             continue
@@ -136,8 +137,9 @@ FINISH_DESCRIPTOR = ToolDescriptor(
 
 def commit(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     ws = Workspace.of(ctx)
-    res = ws.file(args.get("path", DEFAULT_PATH))
-    data = read_bytes(ws, res)
+    with open_file(ws, args.get("path", DEFAULT_PATH)) as f:
+        data = f.read(ws)
+    res = f.res
     text = decode(res, data)
     mode = args.get("mode", "replace")
     previous = ctx.state.get(OUTPUT_KEY)

@@ -8,7 +8,7 @@ from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
-from .files import call_name, decode, note_read, read_bytes, split_lines, version_json, version_of
+from .files import call_name, decode, note_read, open_file, split_lines, version_json
 from .paths import Workspace
 
 END_MARKER = "[end of file]"
@@ -37,10 +37,10 @@ DESCRIPTOR = ToolDescriptor(
 
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     ws = Workspace.of(ctx)
-    res = ws.file(args["path"])
-    data = read_bytes(ws, res)
+    with open_file(ws, args["path"]) as f:
+        data = f.read(ws)
+    res, version = f.res, f.version(data)
     text = decode(res, data)
-    version = version_of(res.real, data)
     lines = split_lines(text)
     total = len(lines)
     start = args.get("start_line", 1)

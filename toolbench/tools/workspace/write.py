@@ -4,25 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from typing import Any
 
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
-from .files import (
-    _reads,
-    count_lines,
-    decode,
-    forget,
-    note_written,
-    read_bytes,
-    require_current,
-    version_json,
-    version_of,
-    write_text,
-)
-from .paths import Resolved, Workspace, split_path
+from .beneath import DIR_FLAGS, Spot
+from .files import count_lines, decode, forget, knows, note_written, open_file, require_current, version_json
+from .paths import Resolved, Workspace, io_error, split_path
 
 WRITE_DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("workspace.write_file"),
@@ -62,43 +53,30 @@ DELETE_DESCRIPTOR = ToolDescriptor(
 )
 
 
-def _target(ws: Workspace, raw: Any) -> Resolved:
-    res = ws.resolve(raw, write=True)
-    if res.rel == "" or res.is_root:
-        raise ToolError("workspace.path_is_directory",
-                        f"`{res.display}` is a folder; write a file inside it, e.g. `{res.rel or 'work'}/notes.md`.",
-                        structured={"path": res.display})
-    ws.writable(res)
-    if res.real.is_dir():
-        raise ToolError("workspace.path_is_directory",
-                        f"`{res.display}` is a folder; write a file inside it, e.g. `{res.display}/notes.md`.",
-                        structured={"path": res.display})
-    return res
-
-
 def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     ws = Workspace.of(ctx)
-    res = _target(ws, args["path"])
     content, mode = args["content"], args.get("mode", "replace")
-    existed = res.real.exists()
-    if existed:
-        data = read_bytes(ws, res)
-        if mode == "replace":
-            require_current(ctx, res, data, action="replacing it")
-            text = content
+    # The folder's lock is held from the read to the replace: an append never loses another
+    # call's text, and a replace's CAS check still holds when it writes.
+    with open_file(ws, args["path"], write=True, create=True) as f:
+        res = f.res
+        existed = f.fd is not None
+        knew = True
+        if existed:
+            data = f.read(ws)
+            current = f.version(data)
+            if mode == "replace":
+                require_current(ctx, res, current, action="replacing it")
+                text = content
+            else:
+                text = decode(res, data) + content
+                knew = knows(ctx, res, current)
         else:
-            old = decode(res, data)
-            state = _reads(ctx).get(str(res.real))
-            knew = state is not None and state.full and state.version == version_of(res.real, data)
-            text = old + content
-    else:
-        text = content
-    written = write_text(res, text)
+            text = content
+        version = f.replace(text)[1]
     lines = count_lines(text)
-    if not existed or mode == "replace" or knew:
-        version = note_written(ctx, res, written, lines)
-    else:
-        version = version_of(res.real, written)
+    if knew:
+        note_written(ctx, res, version, lines)
     verb = "Created" if not existed else ("Appended to" if mode == "append" else "Replaced")
     return ToolOutput(
         content=f"{verb} `{res.display}` ({len(content)} characters written; the file has {lines} lines).",
@@ -111,35 +89,52 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 def delete(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     ws = Workspace.of(ctx)
     segs = split_path(args["path"], host_prefix=str(ws.base))
-    rel = "/".join(segs)
     if len(segs) <= 1:
+        rel = "/".join(segs) or "."
         raise ToolError("workspace.root_not_deletable",
-                        f"`{rel or '.'}` is a workspace root and cannot be deleted; delete what is inside it.",
-                        structured={"path": rel or "."})
-    # The parent is resolved and confined; the target itself is not followed (a link goes as a link).
-    parent = ws.writable(ws.existing("/".join(segs[:-1])))
-    target = parent.real / segs[-1]
-    segs_res = Resolved(rel, target, parent.root, parent.writable)
-    if not os.path.lexists(target):
-        raise ws.missing(segs_res)
-    if target.is_symlink() or target.is_file():
-        kind = "link" if target.is_symlink() else "file"
-        target.unlink()
-    elif target.is_dir():
-        kind = "folder"
-        if any(target.iterdir()):
-            if not args.get("recursive", False):
-                raise ToolError("workspace.directory_not_empty",
-                                f"`{segs_res.display}` is a folder that is not empty; pass `recursive: true` to "
-                                "delete it with everything in it.", structured={"path": segs_res.display})
-            shutil.rmtree(target)
-        else:
-            target.rmdir()
+                        f"`{rel}` is a workspace root and cannot be deleted; delete what is inside it.",
+                        structured={"path": rel})
+    # The parent is walked and confined; the entry itself is not followed (a link goes as a link).
+    with ws.locate(args["path"], write=True, follow_last=False) as loc:
+        res, spot = loc.res, loc.spot
+        if not spot.exists:
+            raise ws.missing_at(loc)
+        if not spot.parts:  # through a link to the workspace folder: a root
+            raise ToolError("workspace.root_not_deletable",
+                            f"`{res.display}` leads to a workspace root, which cannot be deleted.",
+                            structured={"path": res.display})
+        ws.writable(res)
+        try:
+            kind = _remove(spot, res, recursive=bool(args.get("recursive", False)))
+        except OSError as exc:
+            raise io_error(res.display, exc, "deleted") from exc
+    forget(ctx, res.real)
+    shown = "special file" if kind == "special" else kind
+    return ToolOutput(content=f"Deleted {shown} `{res.display}`.",
+                      structured={"path": res.display, "kind": kind}, resource_refs=(res.display,))
+
+
+def _remove(spot: Spot, res: Resolved, *, recursive: bool) -> str:
+    """Remove the entry; its kind: `file`, `link`, `folder`, or `special` (a FIFO, socket or device)."""
+    assert spot.name is not None and spot.st is not None
+    mode = spot.st.st_mode
+    if not stat.S_ISDIR(mode):
+        os.unlink(spot.name, dir_fd=spot.dir_fd)
+        return "link" if stat.S_ISLNK(mode) else "file" if stat.S_ISREG(mode) else "special"
+    fd = os.open(spot.name, DIR_FLAGS, dir_fd=spot.dir_fd)
+    try:
+        full = bool(os.listdir(fd))
+    finally:
+        os.close(fd)
+    if not full:
+        os.rmdir(spot.name, dir_fd=spot.dir_fd)
+    elif not recursive:
+        raise ToolError("workspace.directory_not_empty",
+                        f"`{res.display}` is a folder that is not empty; pass `recursive: true` to "
+                        "delete it with everything in it.", structured={"path": res.display})
     else:
-        raise ToolError("workspace.invalid_path", f"`{segs_res.display}` is not a file, folder or link.")
-    forget(ctx, target)
-    return ToolOutput(content=f"Deleted {kind} `{segs_res.display}`.",
-                      structured={"path": segs_res.display, "kind": kind}, resource_refs=(segs_res.display,))
+        shutil.rmtree(spot.name, dir_fd=spot.dir_fd)  # fd-based: it never follows a link out
+    return "folder"
 
 
 TOOLS = (BuiltinTool(WRITE_DESCRIPTOR, write_file), BuiltinTool(DELETE_DESCRIPTOR, delete))
