@@ -77,3 +77,10 @@ def test_bad_formulas_are_refused_with_the_reason(roll, formula):
 def test_arguments_that_break_the_schema_are_refused(roll, wire):
     result = roll(wire)
     assert result.is_error and result.error_code == "tool.invalid_arguments"
+
+
+@pytest.mark.parametrize("formula", ["1" * 200_000, "1" * 5000 + "d6", "x" * 300, " " * 150 + "d6"])
+def test_overlong_formulas_are_refused_and_echoed_cut(roll, formula):
+    result = roll({"formula": formula})
+    assert result.is_error and result.error_code == "tool.invalid_arguments"
+    assert len(result.content) < 600

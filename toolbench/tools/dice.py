@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from ..core.arguments import quote
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
@@ -13,6 +14,9 @@ from .base import BuiltinTool, ToolContext, ToolOutput
 MAX_DICE: Final = 100
 MAX_SIDES: Final = 1000
 MAX_MODIFIER: Final = 1_000_000
+# No valid formula comes near this (`100d1000+1000000` is 16 characters); a longer one is
+# refused before it is parsed, so digits past Python's int-conversion limit never reach int().
+MAX_FORMULA_CHARS: Final = 100
 _FORMULA = re.compile(r"^\s*(?:(\d*)\s*[dD]\s*)?(\d+)\s*(?:([+-])\s*(\d+))?\s*$")
 
 DESCRIPTOR = ToolDescriptor(
@@ -32,11 +36,16 @@ DESCRIPTOR = ToolDescriptor(
 
 
 def parse_formula(formula: str) -> tuple[int, int, int]:
-    """(count, sides, modifier), or ToolError(tool.invalid_arguments) saying what is wrong."""
+    """(count, sides, modifier), or ToolError(tool.invalid_arguments) saying what is wrong.
+
+    The formula is echoed cut to 200 characters."""
+    if len(formula) > MAX_FORMULA_CHARS:
+        raise ToolError("tool.invalid_arguments", f"`formula` {quote(formula)!r} is {len(formula):,} characters "
+                        f"long; a dice formula is at most {MAX_FORMULA_CHARS}. Write NdS[+M], e.g. `3d6+4`.")
     match = _FORMULA.match(formula)
     if not match:
-        raise ToolError("tool.invalid_arguments",
-                        f"`formula` {formula!r} is not a dice formula; write NdS[+M], e.g. `3d6+4`, or a plain `20`.")
+        raise ToolError("tool.invalid_arguments", f"`formula` {quote(formula)!r} is not a dice formula; write "
+                        "NdS[+M], e.g. `3d6+4`, or a plain `20`.")
     count_text, sides_text, sign, mod_text = match.groups()
     count = int(count_text) if count_text else 1
     sides = int(sides_text)

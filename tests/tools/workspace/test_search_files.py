@@ -46,8 +46,11 @@ def test_search_skips_runtime_folders(call) -> None:
     assert r.structured["matches"] == []
 
 
+_FIRST_READ = 1 << 16  # sizes around a 64 KiB read, where a chunked reader would turn
+
+
 def test_read_takes_whole_files_and_refuses_those_over_the_limit(tmp_path) -> None:
-    from toolbench.tools.workspace.search import _FIRST_READ, _read
+    from toolbench.tools.workspace.search import _read
 
     sizes = (0, 10, _FIRST_READ - 1, _FIRST_READ, _FIRST_READ + 1, 3 * _FIRST_READ + 5)
     for size in sizes:
@@ -62,8 +65,6 @@ def test_read_takes_whole_files_and_refuses_those_over_the_limit(tmp_path) -> No
 
 
 def test_a_hit_past_the_first_read_is_found(call) -> None:
-    from toolbench.tools.workspace.search import _FIRST_READ
-
     body = "filler line\n" * (_FIRST_READ // 6)
     (call.bench.workspace / "work" / "big.txt").write_text(body + "the NEEDLE at the end\n")
     r = call.ok("search_files", {"query": "needle"})

@@ -1,15 +1,20 @@
-"""`workspace.list_files` and `workspace.glob`: what is in the workspace, paged."""
+"""`workspace.list_files` and `workspace.glob`: what is in the workspace, paged.
+
+Both say when an ignore file met on the walk was used only in part (a `Note:` line, and
+`notes` in the structured result); a glob pattern is echoed cut to 200 characters."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...core.arguments import quote
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .paths import Workspace
-from .walk import Entry, gitignore_spec, walk
+from .patterns import PatternError, compile_glob
+from .walk import Entry, walk
 
 MAX_DEPTH = 4
 DEFAULT_RESULTS = 200
@@ -85,7 +90,8 @@ def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         return ToolOutput(content=f"List: {line} is a file\n\n{line}",
                           structured={"path": res.display, "targetKind": "file", "entries": [line], "total": 1,
                                       "offset": 0, "hasMore": False})
-    items = iter(walk(ws, res, max_depth=args.get("depth", 2)))
+    notes: list[str] = []
+    items = iter(walk(ws, res, max_depth=args.get("depth", 2), notes=notes))
     page, total = _page(items, offset, limit)
     has_more = offset + len(page) < total
     lines = [f"List: {res.display} (entries {offset + 1}-{offset + len(page)} of {total})" if page
@@ -93,9 +99,16 @@ def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     lines += [_show(e) for e in page]
     if has_more:
         lines.append(f"[{total - offset - len(page)} more entries; call again with offset={offset + len(page)}]")
-    return ToolOutput(content="\n".join(lines), structured={
+    return _with_notes(ToolOutput(content="\n".join(lines), structured={
         "path": res.display, "targetKind": "dir", "entries": [_show(e) for e in page], "total": total,
-        "offset": offset, "hasMore": has_more})
+        "offset": offset, "hasMore": has_more}), notes)
+
+
+def _with_notes(out: ToolOutput, notes: list[str]) -> ToolOutput:
+    if not notes:
+        return out
+    return ToolOutput(content=out.content + "".join(f"\nNote: {n}" for n in notes),
+                      structured={**out.structured, "notes": notes})
 
 
 def glob(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
@@ -104,9 +117,10 @@ def glob(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if not pattern:
         raise ToolError("workspace.glob_invalid", "`pattern` is empty; give a pattern such as `*.md`.")
     try:
-        spec = gitignore_spec([pattern])
-    except (ValueError, TypeError) as exc:
-        raise ToolError("workspace.glob_invalid", f"`pattern` {pattern!r} is not a valid glob: {exc}.") from exc
+        spec = compile_glob(pattern)
+    except PatternError as exc:
+        raise ToolError("workspace.glob_invalid", f"`pattern` {quote(pattern)!r} cannot be used: {exc}.",
+                        structured={"pattern": quote(pattern)}) from exc
     res = ws.existing(args.get("path", ""))
     note = ""
     if not res.real.is_dir():
@@ -115,15 +129,17 @@ def glob(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         res = ws.existing(parent)
     prefix = len(res.rel) + 1 if res.rel else 0
     offset, limit = args.get("offset", 0), args.get("max_results", DEFAULT_RESULTS)
-    items = (e.rel for e in walk(ws, res) if e.kind == "file" and spec.match_file(e.rel[prefix:]))
+    notes: list[str] = []
+    items = iter(()) if spec is None else (  # None: a comment or blank pattern, which matches nothing
+        e.rel for e in walk(ws, res, notes=notes) if e.kind == "file" and spec.matches(e.rel[prefix:]))
     page, total = _page(items, offset, limit)
     has_more = offset + len(page) < total
-    lines = [f"Glob: {pattern} in {res.display}{note}: {total} file(s)", *page]
+    lines = [f"Glob: {quote(pattern)} in {res.display}{note}: {total} file(s)", *page]
     if has_more:
         lines.append(f"[{total - offset - len(page)} more; call again with offset={offset + len(page)}]")
-    return ToolOutput(content="\n".join(lines), structured={
-        "pattern": pattern, "path": res.display, "files": page, "total": total, "offset": offset,
-        "hasMore": has_more})
+    return _with_notes(ToolOutput(content="\n".join(lines), structured={
+        "pattern": quote(pattern), "path": res.display, "files": page, "total": total, "offset": offset,
+        "hasMore": has_more}), notes)
 
 
 TOOLS = (BuiltinTool(LIST_DESCRIPTOR, list_files), BuiltinTool(GLOB_DESCRIPTOR, glob))

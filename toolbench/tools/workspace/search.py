@@ -1,41 +1,50 @@
 """`workspace.search_files`: find text (plain or regex) in workspace files, with context lines.
 
-Files are read one at a time as bytes (`os.read`). `search_plan` says how to scan them: a file
-holding none of the pattern's required literals is skipped undecoded; when no match can span
-lines, only the lines holding one are decoded and checked; a pure-ASCII file is searched with
-a bytes regex; anything else decodes the file and runs the str regex over it. All of these
-find the same lines. Binaries (NUL in the first 8 KiB) and files over the size limit are
-skipped. The scan stops as soon as one match more than `limit` is found, so `hasMore` costs
-nothing extra.
+Files are read one at a time as bytes (`os.read`), and only regular ones (O_NONBLOCK and
+O_NOFOLLOW, then fstat: a FIFO can neither block the call nor be read). `search_plan` says how
+to scan them: a file holding none of the pattern's required literals is skipped undecoded;
+when no match can span lines, only the lines holding one are checked; anything else runs the
+RE2 query over the file's bytes. Regular expressions take Python `re` syntax without the
+parts only a backtracking engine can run (backreferences, lookaround, ...), so no pattern
+can take more than linear time. Binaries (NUL in the first 8 KiB) and files over the size
+limit are skipped. The scan stops as soon as one match more than `limit` is found, so
+`hasMore` costs nothing extra. The query and glob are echoed cut to 200 characters.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
+from ...core.arguments import quote
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ..base import BuiltinTool, ToolContext, ToolOutput, check_deadline
 from .files import split_lines
-from .paths import Workspace
+from .paths import Resolved, Workspace
+from .patterns import PatternError, compile_glob
+from .regex_query import PatternTooLarge, Unsupported
 from .search_plan import Plan, make_plan
-from .walk import gitignore_spec, walk
+from .walk import walk
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 50
 DEFAULT_CONTEXT, MAX_CONTEXT = 2, 5
 PREVIEW_CHARS = 400
+MAX_QUERY_CHARS: Final = 10_000  # far past any text worth searching for; parsing stays fast
+ACCEPTED_REGEX: Final = ("Python `re` syntax without backreferences, lookahead/lookbehind, conditional or "
+                         "atomic groups and possessive repeats (the linear-time RE2 engine runs it)")
 
 DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("workspace.search_files"),
     description=(
-        "Search workspace files for text. `query` is plain text (set `regex: true` for a Python regular "
-        "expression); case-insensitive unless `case_sensitive: true`. Searches `path` (a folder or one file; "
-        "default the whole workspace), optionally only files matching `glob` (e.g. `*.md`). Each hit is "
-        "shown as `path:line: text` with `context_lines` around it (`path-line- text`)."
+        "Search workspace files for text. `query` is plain text (set `regex: true` for a Python-style regular "
+        "expression; no backreferences or lookaround); case-insensitive unless `case_sensitive: true`. Searches "
+        "`path` (a folder or one file; default the whole workspace), optionally only files matching `glob` (e.g. "
+        "`*.md`). Each hit is shown as `path:line: text` with `context_lines` around it (`path-line- text`)."
     ),
     input_schema={
         "type": "object",
@@ -62,38 +71,71 @@ def _clip(line: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[:PREVIEW_CHARS] + "..."
 
 
-def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    ws = Workspace.of(ctx)
-    query = args["query"]
+def _plan(query: str, regex: bool, case_sensitive: bool) -> Plan:
+    """The scan plan, or the coded error that says what is wrong with the query."""
     if query == "":
         raise ToolError("tool.invalid_arguments", "`query` is empty; give the text to search for.")
-    regex, case_sensitive = args.get("regex", False), args.get("case_sensitive", False)
-    limit, context = args.get("limit", DEFAULT_LIMIT), args.get("context_lines", DEFAULT_CONTEXT)
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolError("tool.invalid_arguments", f"`query` is {len(query):,} characters long; the most is "
+                        f"{MAX_QUERY_CHARS:,}. Search for a shorter, distinctive part of it.",
+                        structured={"query": quote(query)})
+    shown = {"query": quote(query)}
     try:
-        plan = make_plan(query, regex, case_sensitive)
+        return make_plan(query, regex, case_sensitive)
     except re.error as exc:
         raise ToolError("workspace.regex_invalid",
                         f"`query` is not a valid regular expression ({exc}); fix it, or search plain text "
-                        "with `regex: false`.", structured={"query": query}) from exc
+                        f"with `regex: false`. Accepted: {ACCEPTED_REGEX}.", structured=shown) from exc
+    except Unsupported as exc:
+        raise ToolError("workspace.regex_invalid", f"`query` uses {exc}, which this search cannot run. Accepted: "
+                        f"{ACCEPTED_REGEX}. Rewrite the pattern, or search plain text with `regex: false`.",
+                        structured=shown) from exc
+    except (PatternTooLarge, RecursionError) as exc:
+        raise ToolError("workspace.regex_invalid", "`query` is too large or nested too deeply for the regex "
+                        "engine; search for a shorter pattern.", structured=shown) from exc
+
+
+def _targets(ws: Workspace, res: Resolved, glob: str | None, notes: list[str]) -> Iterator[tuple[str, str]]:
+    """(workspace path, host path) of each file to search."""
+    if not res.real.is_dir():
+        try:
+            mode = os.stat(res.real).st_mode
+        except OSError:
+            mode = stat.S_IFREG  # gone since it was resolved: _read reports it as unreadable
+        if not stat.S_ISREG(mode):
+            raise ToolError("workspace.file_not_regular", f"`{res.display}` is not a regular file (a FIFO, socket "
+                            "or device); search a folder or a regular file.", structured={"path": res.display})
+        return iter([(res.rel, str(res.real))])  # a single-file target ignores `glob`
+    spec = None
+    if glob:
+        pattern = glob.strip()
+        try:
+            spec = compile_glob(pattern)
+        except PatternError as exc:
+            raise ToolError("workspace.glob_invalid", f"`glob` {quote(pattern)!r} cannot be used: {exc}.",
+                            structured={"glob": quote(pattern)}) from exc
+        if spec is None:  # a comment or blank: it matches no file
+            return iter(())
+    prefix = len(res.rel) + 1 if res.rel else 0
+    return ((e.rel, e.path) for e in walk(ws, res, notes=notes) if e.kind == "file"
+            and (spec is None or spec.matches(e.rel[prefix:])))
+
+
+def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    ws = Workspace.of(ctx)
+    query = args["query"]
+    regex, case_sensitive = args.get("regex", False), args.get("case_sensitive", False)
+    limit, context = args.get("limit", DEFAULT_LIMIT), args.get("context_lines", DEFAULT_CONTEXT)
+    plan = _plan(query, regex, case_sensitive)
     res = ws.existing(args.get("path", ""))
-    glob = args.get("glob")
-    if res.real.is_dir():
-        spec = None
-        if glob:
-            try:
-                spec = gitignore_spec([glob.strip()])
-            except (ValueError, TypeError) as exc:
-                raise ToolError("workspace.glob_invalid", f"`glob` {glob!r} is not a valid pattern: {exc}.") from exc
-        prefix = len(res.rel) + 1 if res.rel else 0
-        targets: Iterator[tuple[str, str]] = ((e.rel, e.path) for e in walk(ws, res) if e.kind == "file"
-                   and (spec is None or spec.match_file(e.rel[prefix:])))
-    else:
-        targets = iter([(res.rel, str(res.real))])  # a single-file target ignores `glob`
+    notes: list[str] = []
+    targets = _targets(ws, res, args.get("glob"), notes)
     max_bytes = ws.settings.max_file_bytes
     hits: list[tuple[str, list[str], list[int]]] = []  # (path, lines, matched line indexes)
     found = scanned = skipped = 0
     has_more = False
     for rel, host in targets:
+        check_deadline()
         data = _read(host, max_bytes)
         if data is None:
             skipped += 1
@@ -108,39 +150,38 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
             hits.append((rel, split_lines(data.decode("utf-8", "replace")), matched))
         if has_more:
             break
-    return _render(query, res.display, regex, case_sensitive, hits, found, has_more, context, scanned, skipped)
+    return _render(query, res.display, regex, case_sensitive, hits, found, has_more, context, scanned, skipped,
+                   notes)
 
 
-_FIRST_READ = 1 << 16  # most files are smaller: one read, no fstat
+_OPEN_FLAGS: Final = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+                      | getattr(os, "O_CLOEXEC", 0))
 
 
 def _read(host: str, max_bytes: int) -> bytes | None:
-    """The file's bytes; None when it cannot be read or is over `max_bytes`.
+    """The file's bytes; None when it cannot be read, is not a regular file or is over `max_bytes`.
 
     os.open/os.read: io.open's buffered file object costs more than reading a small file.
-    A read that comes back short reached the end of the file, so only a larger file pays
-    for an fstat (and a 64 KiB request stays below malloc's mmap threshold)."""
+    O_NONBLOCK|O_NOFOLLOW, then fstat before any read: a FIFO, device or link put where the
+    walk saw a file is refused, never waited on. One read of the fstat size plus one byte: a
+    short read is the end of the file, a full one means it grew (then the rest is read)."""
     try:
-        fd = os.open(host, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(host, _OPEN_FLAGS)
     except OSError:
         return None
     try:
-        want = min(_FIRST_READ, max_bytes + 1)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        want = st.st_size + 1
         data = os.read(fd, want)
         if len(data) < want:
             return data
-        if len(data) > max_bytes:
-            return None
-        size = os.fstat(fd).st_size
-        if size > max_bytes:
-            return None
-        data += os.read(fd, max(size + 1 - len(data), 1))
-        if len(data) > size:  # the file grew since fstat: read the rest, as f.read() would
-            parts = [data]
-            while chunk := os.read(fd, 1 << 20):
-                parts.append(chunk)
-            data = b"".join(parts)
-        return data if len(data) <= max_bytes else None
+        parts, total = [data], len(data)
+        while total <= max_bytes and (chunk := os.read(fd, 1 << 20)):
+            parts.append(chunk)
+            total += len(chunk)
+        return b"".join(parts) if total <= max_bytes else None
     except OSError:
         return None
     finally:
@@ -156,31 +197,34 @@ def _scan(plan: Plan, data: bytes, room: int) -> tuple[list[int], bool]:
         # Per-line checks pay off while candidate lines are few; dense ones go to one regex pass.
         if plan.line_local and (plan.literal_only or sum(hay.count(n) for n in plan.needles) <= _MAX_CANDIDATES):
             return _scan_lines(plan, data, hay, room)
-    if plan.bytes_ok(data):
-        return _scan_text(plan.bytes_pattern, data, b"\n", room)  # type: ignore[arg-type]
-    return _scan_text(plan.pattern, data.decode("utf-8", "replace"), "\n", room)
+    prepared = plan.query.prepare(data)
+    return ([], False) if prepared is None else _scan_text(*prepared, room)
 
 
 _MAX_CANDIDATES = 64
 
 
-def _scan_text(pattern: re.Pattern[Any], text: Any, nl: Any, room: int) -> tuple[list[int], bool]:
-    """Run the regex over the whole text; each line counts once, the next search starts on the next line."""
+def _scan_text(pattern: Any, text: bytes, text_end: int, room: int) -> tuple[list[int], bool]:
+    """Run the regex over the whole text; each line counts once, the next search starts on the next line.
+
+    A match at the text's end (`text_end`: where it starts in `text`, see `Query.prepare`) after
+    a final newline, or in an empty file, is on no line (`split_lines` has none there): no hit."""
     matched: list[int] = []
     pos, line_no, counted_to = 0, 0, 0
+    last_line_ended = text_end == 0 or text[text_end - 1:text_end] == b"\n"
     while pos <= len(text):
         m = pattern.search(text, pos)
-        if m is None:
+        if m is None or (m.start() >= text_end and last_line_ended):
             break
-        line_no += text.count(nl, counted_to, m.start())
+        line_no += text.count(b"\n", counted_to, m.start())
         counted_to = m.start()
         if len(matched) >= room:
             return matched, True
         matched.append(line_no)
-        end = text.find(nl, m.start())
+        end = text.find(b"\n", m.start())
         if end < 0:
             break
-        line_no += text.count(nl, counted_to, end + 1)
+        line_no += text.count(b"\n", counted_to, end + 1)
         pos = counted_to = end + 1
     return matched, False
 
@@ -198,7 +242,7 @@ def _scan_lines(plan: Plan, data: bytes, hay: bytes, room: int) -> tuple[list[in
         end = hay.find(b"\n", at)
         if end < 0:
             end = len(hay)
-        if plan.literal_only or plan.pattern.search(data[start:end].decode("utf-8", "replace")):
+        if plan.literal_only or plan.query.matches(data[start:end]):
             line_no += hay.count(b"\n", counted_to, start)
             counted_to = start
             if len(matched) >= room:
@@ -208,9 +252,10 @@ def _scan_lines(plan: Plan, data: bytes, hay: bytes, room: int) -> tuple[list[in
 
 
 def _render(query: str, where: str, regex: bool, case_sensitive: bool, hits: list[tuple[str, list[str], list[int]]],
-            found: int, has_more: bool, context: int, scanned: int, skipped: int) -> ToolOutput:
+            found: int, has_more: bool, context: int, scanned: int, skipped: int, notes: list[str]) -> ToolOutput:
     mode = ("regex" if regex else "plain") + (", case-sensitive" if case_sensitive else ", case-insensitive")
-    head = f"Search: {query!r} in {where} ({mode}): {found} matching line(s) in {len(hits)} file(s)"
+    echo = quote(query)
+    head = f"Search: {echo!r} in {where} ({mode}): {found} matching line(s) in {len(hits)} file(s)"
     if has_more:
         head += f"; more matches exist, raise `limit` (max {MAX_LIMIT}) or narrow `path`/`glob`"
     out = [head]
@@ -234,9 +279,13 @@ def _render(query: str, where: str, regex: bool, case_sensitive: bool, hits: lis
             out.extend(block)
     if not hits:
         out.append("No matches." + (f" ({skipped} binary or oversized file(s) skipped.)" if skipped else ""))
-    return ToolOutput(content="\n".join(out), structured={
-        "query": query, "path": where, "regex": regex, "caseSensitive": case_sensitive, "matches": records,
-        "files": len(hits), "hasMore": has_more, "filesScanned": scanned, "filesSkipped": skipped})
+    out.extend(f"Note: {note}" for note in notes)
+    structured: dict[str, Any] = {
+        "query": echo, "path": where, "regex": regex, "caseSensitive": case_sensitive, "matches": records,
+        "files": len(hits), "hasMore": has_more, "filesScanned": scanned, "filesSkipped": skipped}
+    if notes:
+        structured["notes"] = notes
+    return ToolOutput(content="\n".join(out), structured=structured)
 
 
 TOOLS = (BuiltinTool(DESCRIPTOR, search_files),)

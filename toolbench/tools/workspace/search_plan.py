@@ -1,7 +1,9 @@
-"""How `workspace.search_files` scans bytes for a query: needles, line-local matching, a bytes regex.
+"""How `workspace.search_files` scans bytes for a query: needles, line-local matching, the RE2 query.
 
-Pure: from (query, regex, case_sensitive) to a `Plan`. Every shortcut here is exact, i.e. it
-finds the same lines as running the str regex over the whole decoded file:
+Pure: from (query, regex, case_sensitive) to a `Plan`. The pattern is parsed by `re`'s own
+parser (the syntax the tool takes) and run by RE2 (`regex_query`: linear time, with `re`'s
+meanings). Every shortcut here is exact, i.e. it finds the same lines as running the query
+over the whole file:
 
 - `needles`: byte strings of which every match contains one (the required literals of the
   pattern, or the members of a short class like `[-/]`, read from its parse tree). A file
@@ -11,48 +13,39 @@ finds the same lines as running the str regex over the whole decoded file:
   void that test for a file that holds one folding onto a letter of the needles
   (`fold_specials`).
 - `line_local`: no match can span a newline (nor use `\\A`/`\\Z`), so only the lines that hold
-  a needle need the regex, each decoded alone; with `literal_only`, holding the needle is
-  the match (plain text), and no regex runs at all.
-- `bytes_pattern`: the query compiled as a bytes regex; on a file that is pure ASCII it finds
-  what the str regex finds, at the same offsets, without decoding (`\\s` differs only on
-  \\x1c-\\x1f, so a pattern using it takes this path only on files free of those bytes).
+  a needle need the regex, each alone; with `literal_only`, holding the needle is the match
+  (plain text), and no regex runs at all.
 - IGNORECASE is dropped when nothing in the pattern has case (digits, punctuation, classes
-  like `\\d`), since it only slows the engine down there.
+  like `\\d`): the classes come out the same and are simpler to write.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from re import _parser as sre  # type: ignore[attr-defined]
 from typing import Any
 
+from .regex_query import Query
+
 # Non-ASCII characters that Python's IGNORECASE matches against ASCII letters, by letter:
 # U+0130 and U+0131 (dotted and dotless I), U+212A (Kelvin sign), U+017F (long s).
 FOLD_SPECIALS = {"i": ("\u0130".encode(), "\u0131".encode()), "k": ("\u212a".encode(),), "s": ("\u017f".encode(),)}
 _LINE_SAFE_CATEGORIES = frozenset({sre.CATEGORY_DIGIT, sre.CATEGORY_WORD, sre.CATEGORY_NOT_SPACE})
-_SPACE_CATEGORIES = frozenset({sre.CATEGORY_SPACE, sre.CATEGORY_NOT_SPACE})
 _REPEATS = frozenset({sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT})
 _SMALL_SET = 8  # a class of up to this many characters serves as single-character needles
-_UNICODE_SPACE_BYTES = re.compile(rb"[\x1c-\x1f]")  # whitespace to str's \s, not to bytes' \s
+_CASE_SCAN_BUDGET = 100_000  # characters of ranges _has_case looks at before it assumes case
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    pattern: re.Pattern[str]
-    bytes_pattern: re.Pattern[bytes] | None
+    query: Query
     needles: tuple[bytes, ...]
     fold: bool
     fold_specials: tuple[bytes, ...]  # FOLD_SPECIALS onto the needles' letters, when folding
     line_local: bool
     literal_only: bool
-    bytes_needs_space_check: bool
-
-    def bytes_ok(self, data: bytes) -> bool:
-        """Whether `bytes_pattern` finds exactly what `pattern` finds in this file."""
-        if self.bytes_pattern is None or not data.isascii():
-            return False
-        return not (self.bytes_needs_space_check and _UNICODE_SPACE_BYTES.search(data))
 
     def needle_test_valid(self, data: bytes) -> bool:
         """False when case folding could match a needle through a non-ASCII letter in this file."""
@@ -61,31 +54,32 @@ class Plan:
             s[0] in data and s in data for s in self.fold_specials)
 
 
+@functools.lru_cache(maxsize=64)
 def make_plan(query: str, regex: bool, case_sensitive: bool) -> Plan:
-    """The scan plan; raises re.error for an invalid regex."""
+    """The scan plan (plans are frozen, so a repeated query reuses one).
+
+    Raises re.error for an invalid pattern, regex_translate.Unsupported for one RE2 cannot
+    run, regex_query.PatternTooLarge, and RecursionError for one nested too deeply."""
     source = query if regex else re.escape(query)
-    flags = re.MULTILINE | (0 if case_sensitive else re.IGNORECASE)
-    parsed = sre.parse(source, flags)
-    state_flags = parsed.state.flags
+    parsed = sre.parse(source, re.MULTILINE | (0 if case_sensitive else re.IGNORECASE))
+    flags = parsed.state.flags
     items = list(parsed)
-    if state_flags & re.IGNORECASE and not _has_case(items):
+    if flags & re.IGNORECASE and not _has_case(items):
         flags &= ~re.IGNORECASE
-    pattern = re.compile(source, flags)
-    fold = bool(pattern.flags & re.IGNORECASE)
+    fold = bool(flags & re.IGNORECASE)
     needles = _needles(items, fold)
-    safe = needles != () and _line_safe(items, bool(state_flags & re.DOTALL), True)
-    bytes_pattern = None
-    if source.isascii():
-        try:
-            bytes_pattern = re.compile(source.encode("ascii"), flags & ~re.UNICODE)
-        except re.error:  # \u escapes, (?u): str-only syntax
-            bytes_pattern = None
+    safe = needles != () and _line_safe(items, bool(flags & re.DOTALL), True)
     letters = {chr(b) for n in needles for b in n} if fold else set()
     specials = tuple(s for letter, found in FOLD_SPECIALS.items() if letter in letters for s in found)
     literal_only = (not regex and safe and len(needles) == 1
-                    and needles[0] == (query.lower() if fold else query).encode("utf-8"))
-    return Plan(pattern=pattern, bytes_pattern=bytes_pattern, needles=needles, fold=fold, fold_specials=specials,
-                line_local=safe, literal_only=literal_only, bytes_needs_space_check=_uses_space(items))
+                    and needles[0] == (query.lower() if fold else query).encode("utf-8", "surrogatepass"))
+    return Plan(query=Query(parsed, flags), needles=needles, fold=fold, fold_specials=specials, line_local=safe,
+                literal_only=literal_only and not _has_surrogate(query))
+
+
+def _has_surrogate(text: str) -> bool:
+    # A lone surrogate never occurs in decoded text, so its bytes in a file are no match.
+    return not text.isascii() and any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 # -- the parse tree -------------------------------------------------------------------------
@@ -119,19 +113,18 @@ def _cased(code: int) -> bool:
 
 
 def _has_case(items: Any) -> bool:
-    """Whether IGNORECASE can change what the pattern matches."""
+    """Whether IGNORECASE can change what the pattern matches (True when unsure: keeping it is exact)."""
+    budget = _CASE_SCAN_BUDGET
     for op, av in _walk(items):
         if op in (sre.LITERAL, sre.NOT_LITERAL) and _cased(av):
             return True
-        if op is sre.RANGE and (av[1] - av[0] > 0x3000 or any(_cased(c) for c in range(av[0], av[1] + 1))):
-            return True
+        if op is sre.RANGE:
+            budget -= av[1] - av[0] + 1
+            if budget < 0 or any(_cased(c) for c in range(av[0], av[1] + 1)):
+                return True
         if op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
             return True  # a backreference compares what a group caught, case-insensitively
     return False
-
-
-def _uses_space(items: Any) -> bool:
-    return any(op is sre.CATEGORY and av in _SPACE_CATEGORIES for op, av in _walk(items))
 
 
 def _set_has_newline(items: Any) -> bool:
@@ -251,7 +244,7 @@ def _best(sets: list[tuple[str, ...]]) -> tuple[str, ...] | None:
 
 def _as_needle(text: str, fold: bool) -> bytes:
     if not fold:
-        return text.encode("utf-8")
+        return text.encode("utf-8", "surrogatepass")
     # Folding is tested on ASCII only (bytes.lower()); keep the longest ASCII stretch.
     stretch = max(re.split(r"[^\x00-\x7f]+", text), key=len)
     return stretch.lower().encode("ascii")
