@@ -19,6 +19,7 @@ PACKAGE = Path(toolbench.__file__).parent
 # Every name api.md says imports from `toolbench`.
 API_NAMES = {
     "MISSING",
+    "Attachment",
     "CallRecord",
     "Invocation",
     "Profile",

@@ -10,7 +10,7 @@ from .core.descriptors import ToolDescriptor
 from .core.errors import CODES, ToolbenchError, ToolError
 from .core.ids import ToolId
 from .core.profile import Profile
-from .core.results import ToolResult
+from .core.results import Attachment, ToolResult
 from .core.snapshot import Binding, Diagnostic, Snapshot
 from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
@@ -20,6 +20,7 @@ from .tools.base import ToolOutput
 __all__ = [
     "CODES",
     "MISSING",
+    "Attachment",
     "Binding",
     "CallRecord",
     "Diagnostic",

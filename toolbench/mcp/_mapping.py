@@ -1,83 +1,165 @@
-"""From an MCP `tools/call` answer to the text a model reads (reference §5.4 step 1, §5.5, table 9.11).
+"""From an MCP `tools/call` answer to the text a model reads and the attachments kept beside it
+(reference §5.4 step 1, §5.5, table 9.11; issue 13 where they differ).
 
 Pure functions over the wire JSON (camelCase keys, as a server sends it), so they are tested with
-tables and never see SDK types. Sections are joined by a blank line:
+tables and never see SDK types. The content is made of sections joined by a blank line:
 
-1. the trimmed text blocks, each left out when it is only the JSON of `structuredContent`;
-2. `## Details` and a markdown rendering of `structuredContent`, when present and not null;
-   except for the SDK's `{"result": X}` wrapper of a non-object return value: when a text block
-   already is X, the text stays and the details are left out (they would repeat it);
-3. `## Notes` and one `- <message>` line per block the model cannot read (images, audio,
-   resources, unknown types); result metadata is recorded but never noted;
+1. the content blocks the model can read, in order: each text block trimmed (a block that is a
+   binary payload, or JSON holding some, shows attachment references instead); an embedded text
+   resource as `Resource `<uri>` (<mime>):` and its text; a resource link as one line with its
+   URI, name, MIME type and description;
+2. `## Details` and a markdown rendering of what `structuredContent` adds to them (`_details`):
+   the parts the text already says (the same string, the same JSON, copies of content blocks)
+   are left out, and binary payloads become references to attachments; no section when nothing
+   is left. Text always wins: a text block that is the JSON of `structuredContent` stays, and
+   the details go (the reference drops the text instead; the model then read our rendering,
+   not what the server wrote);
+3. `## Notes` and one `- <message>` line per block that cannot be used (an unknown type, data
+   that is not base64, the attachments of an error result, which are not kept); result
+   metadata is recorded but never noted;
 4. for a protocol error, `## Error details` and a rendering of the error's `data`.
 
-With no section, the content is `EMPTY_RESULT`. `structured` (kept for records, never sent to the
-model) is `{structuredContent, diagnostics: [{code, message, contentIndex}]}`, or
+Binary content (image and audio blocks, blob resources, binary payloads in `structuredContent`)
+is never text: each distinct payload becomes one `Attachment` (kind `image`, `audio` or `blob`)
+in `MappedResult.attachments`, numbered from 1 as found; the runtime writes them to files and
+each provider's renderer sends them as that API takes them. With no section, the content is
+`EMPTY_RESULT`, unless there are attachments (then it is empty: the attachments are the result).
+`structured` (kept for records, never sent to the model) is `{structuredContent, diagnostics:
+[{code, message, contentIndex}]}` with binary payloads replaced by their references, or
 `{serverError: {code, message, data}}` for a protocol error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..core.results import Attachment
+from ._details import GONE, NOT_JSON, Binaries, clean, scrub_text
 
 EMPTY_RESULT = "The tool completed without content."
 CONTENT_UNSUPPORTED = "mcp.call_content_unsupported"
 METADATA_UNSUPPORTED = "mcp.call_metadata_unsupported"
 _RESERVED_META_PREFIX = "io.modelcontextprotocol/"  # the SDK's own stamps (serverInfo, ...)
 _MAX_DEPTH = 12
+_JSON_START = frozenset("{[\"-0123456789tfn")
 
 
 @dataclass(frozen=True, slots=True)
 class MappedResult:
-    """The model-facing text, the record-only JSON, and whether the server flagged an error."""
+    """The model-facing text, the record-only JSON, whether the server flagged an error, and the
+    binary content to keep as files (none for an error result)."""
 
     content: str
     structured: dict[str, Any]
     is_error: bool
+    attachments: tuple[Attachment, ...] = ()
 
 
 def map_tool_result(result: Mapping[str, Any]) -> MappedResult:
-    """Map a `CallToolResult` (wire JSON) to content and structured data."""
-    blocks = result.get("content") or []
-    structured_content = result.get("structuredContent")
-    has_structured = structured_content is not None
-    wrapped = _wrapped_value(structured_content)
+    """Map a `CallToolResult` (wire JSON) to content, structured data and attachments."""
+    blocks = result.get("content")
+    blocks = blocks if isinstance(blocks, list) else []
+    is_error = result.get("isError") is True
+    binaries = Binaries(keep=not is_error)
     texts: list[str] = []
-    wrapper_echoed = False
+    said: set[str] = set()
+    said_json: list[Any] = []
     diagnostics: list[dict[str, Any]] = []
-    for index, block in enumerate(blocks if isinstance(blocks, list) else []):
-        kind = block.get("type") if isinstance(block, Mapping) else None
-        if kind == "text" and isinstance(block.get("text"), str):
-            text = block["text"].strip()
-            if wrapped is not _NOTHING and _same_as(text, wrapped):
-                wrapper_echoed = True
-                texts.append(text)
-            elif text and not (has_structured and _same_as(text, structured_content)):
-                texts.append(text)
-            continue
-        diagnostics.append({"code": CONTENT_UNSUPPORTED, "message": _unreadable(block), "contentIndex": index})
+    for index, block in enumerate(blocks):
+        problem = _read_block(block, texts, said, said_json, binaries)
+        if problem is not None:
+            diagnostics.append({"code": CONTENT_UNSUPPORTED, "message": problem, "contentIndex": index})
+    if len(texts) > 1:
+        said.add("\n\n".join(texts))
     meta = result.get("_meta")
     if isinstance(meta, Mapping) and any(not str(k).startswith(_RESERVED_META_PREFIX) for k in meta):
         diagnostics.append(
             {"code": METADATA_UNSUPPORTED, "message": "Result metadata is not supported", "contentIndex": None}
         )
 
+    structured_content = result.get("structuredContent")
+    recorded, shown = None, GONE
+    if structured_content is not None:
+        recorded, shown = clean(structured_content, said=said, said_json=said_json, blocks=blocks,
+                                binaries=binaries)
+    if is_error:
+        for item in binaries.items:
+            diagnostics.append({"code": CONTENT_UNSUPPORTED, "contentIndex": None, "message":
+                                f"{item.kind.capitalize()} content ({item.mime_type}, {len(item.data):,} bytes) "
+                                "of an error result is not kept; it was left out"})
+
     sections: list[str] = []
     if texts:
         sections.append("\n\n".join(texts))
-    if has_structured and not wrapper_echoed:
-        sections.append("## Details\n\n" + render_markdown(structured_content))
+    if shown is not GONE:
+        sections.append("## Details\n\n" + render_markdown(shown))
     notes = [d["message"] for d in diagnostics if d["code"] != METADATA_UNSUPPORTED]
     if notes:
         sections.append("## Notes\n\n" + "\n".join(f"- {m}" for m in notes))
+    kept = () if is_error else tuple(binaries.items)
     return MappedResult(
-        content="\n\n".join(sections) or EMPTY_RESULT,
-        structured={"structuredContent": structured_content, "diagnostics": diagnostics},
-        is_error=result.get("isError") is True,
+        content="\n\n".join(sections) or ("" if kept else EMPTY_RESULT),
+        structured={"structuredContent": recorded, "diagnostics": diagnostics},
+        is_error=is_error,
+        attachments=kept,
     )
+
+
+def _read_block(block: Any, texts: list[str], said: set[str], said_json: list[Any], binaries: Binaries) -> str | None:
+    """Take one content block into the text or the attachments; the note when it cannot be used."""
+    if not isinstance(block, Mapping):
+        return "A content block that is not an object was left out"
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        text = block["text"].strip()
+        if text:
+            parsed: Any = NOT_JSON
+            if text[0] in _JSON_START:
+                with contextlib.suppress(ValueError):  # text that only looks like JSON
+                    parsed = json.loads(text)
+            if parsed is not NOT_JSON:
+                said_json.append(parsed)
+            said.add(text)
+            texts.append(scrub_text(text, parsed, binaries))
+        return None
+    if kind in ("image", "audio") and isinstance(block.get("data"), str):
+        if binaries.add(kind, block.get("mimeType"), block["data"]) is None:
+            return f"{kind.capitalize()} content{_mime(block)} is not valid base64; it was left out"
+        return None
+    resource = block.get("resource")
+    if kind == "resource" and isinstance(resource, Mapping):
+        uri = resource.get("uri", "?")
+        if isinstance(resource.get("text"), str):
+            text = resource["text"].strip()
+            said.add(text)
+            texts.append(f"Resource `{uri}`{_mime(resource)}:\n\n{text}" if text else f"Resource `{uri}` is empty.")
+            return None
+        if isinstance(resource.get("blob"), str):
+            if binaries.add("blob", resource.get("mimeType"), resource["blob"], uri) is None:
+                return f"Resource `{uri}`{_mime(resource)} is not valid base64; it was left out"
+            return None
+        return f"Resource `{uri}` has neither text nor a blob; it was left out"
+    if kind == "resource_link" and isinstance(block.get("uri"), str):
+        texts.append(_link(block))
+        return None
+    return f"Content of type `{kind}` is not supported; it was left out"
+
+
+def _mime(item: Mapping[str, Any]) -> str:
+    mime = item.get("mimeType")
+    return f" ({mime})" if isinstance(mime, str) and mime else ""
+
+
+def _link(block: Mapping[str, Any]) -> str:
+    name = block.get("title") or block.get("name")
+    facts = ", ".join(str(x) for x in (name, block.get("mimeType")) if isinstance(x, str) and x)
+    line = f"Resource link `{block['uri']}`" + (f" ({facts})" if facts else "")
+    description = block.get("description")
+    return line + (f": {description.strip()}" if isinstance(description, str) and description.strip() else "")
 
 
 def map_server_error(code: int, message: str, data: Any = None) -> MappedResult:
@@ -153,44 +235,3 @@ def _scalar(value: Any) -> str:
     if isinstance(value, Mapping | list):
         return "{}" if isinstance(value, Mapping) else "[]"
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-_NOTHING = object()
-
-
-def _wrapped_value(structured: Any) -> Any:
-    """X when `structured` is the SDK's `{"result": X}` wrapper of a non-object return value."""
-    if isinstance(structured, Mapping) and list(structured) == ["result"]:
-        return structured["result"]
-    return _NOTHING
-
-
-def _same_as(text: str, value: Any) -> bool:
-    """Whether `text` is `value` itself (a string) or only its JSON serialisation."""
-    if isinstance(value, str) and text == value.strip():
-        return True
-    if not text or text[0] not in "{[\"-0123456789tfn":
-        return False
-    try:
-        return json.loads(text) == value
-    except ValueError:
-        return False
-
-
-def _unreadable(block: Any) -> str:
-    if not isinstance(block, Mapping):
-        return "A content block that is not an object was left out"
-    kind = block.get("type")
-    mime = block.get("mimeType")
-    detail = f" ({mime})" if isinstance(mime, str) and mime else ""
-    if kind == "image":
-        return f"Image content is not supported{detail}; it was left out"
-    if kind == "audio":
-        return f"Audio content is not supported{detail}; it was left out"
-    if kind == "resource_link":
-        return f"Resource content is not supported (link `{block.get('uri', '?')}`); it was left out"
-    if kind == "resource":
-        resource = block.get("resource")
-        uri = resource.get("uri", "?") if isinstance(resource, Mapping) else "?"
-        return f"Resource content is not supported (embedded `{uri}`); it was left out"
-    return f"Content of type `{kind}` is not supported; it was left out"

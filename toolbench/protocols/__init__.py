@@ -5,6 +5,8 @@
     decode_calls(protocol, response)    a response body's tool calls, raw arguments kept
     decode_response(protocol, response) the calls and the assistant turn to replay with them
     encode_history(protocol, rounds)    past calls and their results as provider messages
+    encode_result(protocol, exchange)   one result as the provider takes it (text and attachments)
+    abridge(value)                      JSON for display, base64 payloads cut short
     encode_tool_choice(protocol, ...)   none / auto / required / a specific tool
     golden(tools), diff(before, after)  a tool list kept as a golden file, and what changed
 
@@ -12,12 +14,14 @@ Protocols: "openai" (Chat Completions), "openai-responses", "anthropic" (Message
 No I/O happens here; the runtime wires these into snapshots and transcripts.
 """
 
-from ._api import check, decode_calls, decode_response, encode_history, encode_tool_choice, render
+from ._api import check, decode_calls, decode_response, encode_history, encode_result, encode_tool_choice, render
 from ._diff import ToolListDiff, diff, golden
+from ._results import abridge
 from .types import (
     GEMINI_SCHEMAS,
     PROTOCOLS,
     AssistantTurn,
+    AttachmentView,
     DecodedCall,
     DecodedResponse,
     Exchange,
@@ -35,6 +39,7 @@ __all__ = [
     "GEMINI_SCHEMAS",
     "PROTOCOLS",
     "AssistantTurn",
+    "AttachmentView",
     "DecodedCall",
     "DecodedResponse",
     "Exchange",
@@ -47,11 +52,13 @@ __all__ = [
     "Round",
     "ToolDescriptorLike",
     "ToolListDiff",
+    "abridge",
     "check",
     "decode_calls",
     "decode_response",
     "diff",
     "encode_history",
+    "encode_result",
     "encode_tool_choice",
     "golden",
     "render",

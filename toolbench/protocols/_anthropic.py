@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from ..core.arguments import MISSING
 from ._anthropic_strict import check_strict, strict_schema
+from ._results import anthropic_block, result_parts
 from ._shared import (
     check_common,
     check_history,
@@ -26,7 +27,6 @@ from ._shared import (
     refusal,
     replay_object,
     resolve_choice,
-    result_text,
     truncated,
 )
 from ._turns import assistant_turn, call_slot, check_turns, kept_item, replay_order, without_none
@@ -34,6 +34,7 @@ from .types import (
     AssistantTurn,
     DecodedCall,
     DecodedResponse,
+    Exchange,
     Problem,
     ProtocolName,
     RenderableTool,
@@ -181,16 +182,21 @@ def encode_history(
                 content.append({"type": "tool_use", "id": ex.call_id, "name": ex.call_name,
                                 "input": replay_object(ex.arguments), **part})
         messages.append({"role": "assistant", "content": content})
-        results = []
-        for ex in (e for e, _ in order if e is not None):
-            text, is_error = result_text(ex)
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ex.call_id}
-            if text:  # an empty text block is refused; an absent content is an empty result
-                block["content"] = text
-            block["is_error"] = is_error
-            results.append(block)
-        messages.append({"role": "user", "content": results})
+        messages.append({"role": "user", "content": [encode_result(e) for e, _ in order if e is not None]})
     return messages
+
+
+def encode_result(ex: Exchange) -> dict[str, Any]:
+    """The `tool_result` block of one call: its text, then the image and document blocks of the
+    attachments the API takes (`_results`)."""
+    text, is_error, attached = result_parts(PROTOCOL, ex)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ex.call_id}
+    if attached:
+        block["content"] = [{"type": "text", "text": text}, *(anthropic_block(a) for a in attached)]
+    elif text:  # an empty text block is refused; an absent content is an empty result
+        block["content"] = text
+    block["is_error"] = is_error
+    return block
 
 
 def encode_tool_choice(choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:

@@ -14,6 +14,7 @@ from .types import (
     AssistantTurn,
     DecodedCall,
     DecodedResponse,
+    Exchange,
     Problem,
     RenderableTool,
     RenderOptions,
@@ -119,6 +120,14 @@ def encode_history(
     return _module(protocol).encode_history(rounds, turns)  # type: ignore[no-any-return]
 
 
+def encode_result(protocol: str, exchange: Exchange) -> dict[str, Any]:
+    """One call's result as the provider's API takes it, as `encode_history` puts it: the Chat
+    Completions `tool` message, the Responses `function_call_output` item, the Anthropic
+    `tool_result` block, or the Gemini `functionResponse` part. Attachments the API can read go
+    with it (images, PDFs, ...; see `toolbench.protocols._results`); the text lists them all."""
+    return _module(protocol).encode_result(exchange)  # type: ignore[no-any-return]
+
+
 def encode_tool_choice(protocol: str, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
     """The provider's tool choice for `"none"`, `"auto"`, `"required"` or `{"name": call_name}`.
 
@@ -127,4 +136,5 @@ def encode_tool_choice(protocol: str, choice: Any, call_names: Iterable[str]) ->
     return _module(protocol).encode_tool_choice(choice, call_names)
 
 
-__all__ = ["check", "decode_calls", "decode_response", "encode_history", "encode_tool_choice", "render"]
+__all__ = ["check", "decode_calls", "decode_response", "encode_history", "encode_result", "encode_tool_choice",
+           "render"]

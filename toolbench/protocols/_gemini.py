@@ -26,6 +26,7 @@ from typing import Any, Final
 from ..core.arguments import MISSING
 from ._gemini_json import check_json_schema, prepare
 from ._gemini_schema import check_schema, sanitise
+from ._results import gemini_part, result_parts
 from ._shared import (
     check_common,
     check_history,
@@ -37,7 +38,6 @@ from ._shared import (
     refusal,
     replay_object,
     resolve_choice,
-    result_text,
     seed_digest,
     truncated,
 )
@@ -46,6 +46,7 @@ from .types import (
     AssistantTurn,
     DecodedCall,
     DecodedResponse,
+    Exchange,
     Problem,
     ProtocolName,
     RenderableTool,
@@ -215,24 +216,30 @@ def encode_history(
             if ex is None:
                 calls.append(extra)  # a kept part, as it came
                 continue
-            replay_id = ex.call_id and not is_synthetic_id(ex.call_id)
             function_call: dict[str, Any] = {"name": ex.call_name, "args": replay_object(ex.arguments)}
-            text, is_error = result_text(ex)
-            function_response: dict[str, Any] = {
-                "name": ex.call_name,
-                "response": {"error" if is_error else "output": text},
-            }
-            if replay_id:
+            if ex.call_id and not is_synthetic_id(ex.call_id):
                 function_call["id"] = ex.call_id
-                function_response["id"] = ex.call_id
             part: dict[str, Any] = {"functionCall": function_call, **extra}
             if ex.signature and "thoughtSignature" not in part:  # logs from before turns were kept
                 part["thoughtSignature"] = ex.signature
             calls.append(part)
-            responses.append({"functionResponse": function_response})
+            responses.append(encode_result(ex))
         contents.append({"role": "model", "parts": calls})
         contents.append({"role": "user", "parts": responses})
     return contents
+
+
+def encode_result(ex: Exchange) -> dict[str, Any]:
+    """The `functionResponse` part of one call: `{"output": text}` (`"error"` for an error), and
+    the attachments Gemini takes as `parts` (inline data; Gemini 3 models read them, `_results`).
+    The id is replayed unless it is one decode synthesised."""
+    text, is_error, attached = result_parts(PROTOCOL, ex)
+    function_response: dict[str, Any] = {"name": ex.call_name, "response": {"error" if is_error else "output": text}}
+    if attached:
+        function_response["parts"] = [gemini_part(a) for a in attached]
+    if ex.call_id and not is_synthetic_id(ex.call_id):
+        function_response["id"] = ex.call_id
+    return {"functionResponse": function_response}
 
 
 def encode_tool_choice(choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from ..core.arguments import MISSING
 from ._openai_strict import check_strict, strict_schema
+from ._results import result_parts
 from ._shared import (
     check_common,
     check_history,
@@ -28,7 +29,6 @@ from ._shared import (
     refusal,
     replay_object,
     resolve_choice,
-    result_text,
     seed_digest,
     truncated,
 )
@@ -37,6 +37,7 @@ from .types import (
     AssistantTurn,
     DecodedCall,
     DecodedResponse,
+    Exchange,
     Problem,
     ProtocolName,
     RenderableTool,
@@ -177,10 +178,14 @@ def encode_history(
                 ],
             }
         )
-        for ex in (e for e, _ in order if e is not None):
-            text, _ = result_text(ex)
-            messages.append({"role": "tool", "tool_call_id": ex.call_id, "content": text})
+        messages += [encode_result(e) for e, _ in order if e is not None]
     return messages
+
+
+def encode_result(ex: Exchange) -> dict[str, Any]:
+    """The `tool` message of one call: text only (attachments are listed as left out)."""
+    text, _, _ = result_parts(PROTOCOL, ex)
+    return {"role": "tool", "tool_call_id": ex.call_id, "content": text}
 
 
 def encode_tool_choice(choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:

@@ -14,6 +14,7 @@ from typing import Any, Final
 from ..core.arguments import MISSING
 from ._openai_chat import check_openai_tools
 from ._openai_strict import strict_schema
+from ._results import responses_item, result_parts
 from ._shared import (
     check_history,
     compact_json,
@@ -23,7 +24,6 @@ from ._shared import (
     refusal,
     replay_object,
     resolve_choice,
-    result_text,
     truncated,
 )
 from ._turns import assistant_turn, call_slot, check_turns, kept_item, replay_order, without_none
@@ -31,6 +31,7 @@ from .types import (
     AssistantTurn,
     DecodedCall,
     DecodedResponse,
+    Exchange,
     Problem,
     ProtocolName,
     RenderableTool,
@@ -122,10 +123,18 @@ def encode_history(
                     **part,
                 }
             )
-        for ex in (e for e, _ in order if e is not None):
-            text, _ = result_text(ex)
-            items.append({"type": "function_call_output", "call_id": ex.call_id, "output": text})
+        items += [encode_result(e) for e, _ in order if e is not None]
     return items
+
+
+def encode_result(ex: Exchange) -> dict[str, Any]:
+    """The `function_call_output` item of one call: its text, or, with attachments the API
+    takes, a list of `input_text` then `input_image` / `input_file` items (`_results`)."""
+    text, _, attached = result_parts(PROTOCOL, ex)
+    output: str | list[dict[str, Any]] = text
+    if attached:
+        output = [{"type": "input_text", "text": text}, *(responses_item(a) for a in attached)]
+    return {"type": "function_call_output", "call_id": ex.call_id, "output": output}
 
 
 def encode_tool_choice(choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:

@@ -71,11 +71,25 @@ class DecodedCall:
 
 
 @dataclass(frozen=True, slots=True)
+class AttachmentView:
+    """One attachment of a result as the renderers take it: what it is, where it is kept
+    (`path`, relative to the workspace), and its bytes (`None` when the file cannot be read)."""
+
+    kind: str  # "image" | "audio" | "blob"
+    mime_type: str
+    path: str
+    size: int
+    data: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ResultView:
-    """The part of a tool result a model reads: its text and whether it is an error."""
+    """The part of a tool result a model reads: its text, whether it is an error, and its
+    attachments (each provider takes the kinds its API can read; the text lists the others)."""
 
     content: str
     is_error: bool = False
+    attachments: tuple[AttachmentView, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

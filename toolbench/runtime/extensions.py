@@ -4,7 +4,9 @@ The input schema comes from the signature (a pydantic model built from the param
 unless one is given. Arguments are checked against that schema as JSON Schema reads it, like
 every builtin's, then converted to the parameters' types by the model. A returned JSON value
 becomes the content (a string as-is, anything else as compact JSON) and the structured
-result; a raised exception becomes `extension.tool_error` with its message.
+result; a `ToolOutput` is taken as it is (its `attachments` are kept as files of the result),
+and a lone `Attachment` is a result with no text and that attachment; a raised exception
+becomes `extension.tool_error` with its message.
 
 Time limits (`extension.tool_timeout`): an async function is awaited on the bench loop for at
 most its tool's `timeout` or else the profile's `tools.extension_timeout_seconds`, then
@@ -31,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
+from ..core.results import Attachment
 from ..core.schema_check import check_arguments
 from ..tools.base import ToolOutput
 from .loop import CANCEL_GRACE_SECONDS
@@ -151,6 +154,8 @@ def to_output(value: Any) -> ToolOutput:
         return value
     if isinstance(value, str):
         return ToolOutput(content=value, structured=value)
+    if isinstance(value, Attachment):
+        return ToolOutput(content="", attachments=(value,))
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:

@@ -23,17 +23,18 @@ from ..core.fileio import write_atomic
 from ..core.gate import GateState, charge
 from ..core.ids import ToolId
 from ..core.profile import Profile
-from ..core.results import ToolResult, call_file_stem, error_result, project, trusted_result
+from ..core.results import AttachmentRef, ToolResult, call_file_stem, error_result, project, trusted_result
 from ..core.snapshot import Binding, Snapshot
 from ..tools.base import StopSignal, ToolOutput
 from ..tools.workspace.publish import CANDIDATE_KEY, OUTPUT_KEY, PublishedOutput, settle_round
+from . import attachments
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry
 from .store import args_path, audit_path, dumps
 
 if TYPE_CHECKING:
     import pandas
 
-    from ..protocols.types import AssistantTurn
+    from ..protocols.types import AssistantTurn, Exchange
     from .bench import Workbench
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
@@ -152,17 +153,42 @@ class Invocation:
         """The calls and results as that provider's message history, every call paired.
 
         A round that came from `respond` with this protocol is replayed with its assistant turn
-        as the provider sent it (thinking blocks, reasoning items, thought signatures, text)."""
+        as the provider sent it (thinking blocks, reasoning items, thought signatures, text).
+        Attachments go in as that provider's API takes them (read from their files), and each
+        result's text lists them (`render_result` shows one result per provider)."""
         from ..protocols import encode_history
-        from ..protocols.types import Exchange, ResultView
 
         rounds: dict[int, list[Exchange]] = {}
         for r in self._records:
-            rounds.setdefault(r.round, []).append(Exchange(
-                call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
-                result=ResultView(content=r.result.content, is_error=r.result.is_error), signature=r.signature))
+            rounds.setdefault(r.round, []).append(self._exchange(r))
         order = sorted(rounds)
         return encode_history(protocol, [rounds[k] for k in order], turns=[self._turns.get(k) for k in order])
+
+    def render_result(self, result: ToolResult | str, protocol: str | None = None) -> Any:
+        """What the model gets for one call's result (a `ToolResult` of this invocation, or its
+        call id), as `transcript` sends it: that provider's result element when `protocol` is
+        given, else `{protocol: element}` for every provider. Shows which attachments each API
+        takes; `toolbench.protocols.abridge` shortens the base64 data for display."""
+        from ..protocols import PROTOCOLS, encode_result
+
+        call_id = result.call_id if isinstance(result, ToolResult) else result
+        record = next((r for r in reversed(self._records) if r.call_id == call_id
+                       and (not isinstance(result, ToolResult) or r.result is result or r.result == result)), None)
+        if record is None:
+            raise ToolbenchError("bench.misuse", f"no call `{call_id}` with that result in invocation `{self.id}`")
+        exchange = self._exchange(record)
+        if protocol is not None:
+            return encode_result(protocol, exchange)
+        return {name: encode_result(name, exchange) for name in PROTOCOLS}
+
+    def _exchange(self, r: CallRecord) -> Exchange:
+        from ..protocols.types import Exchange, ResultView
+
+        result = r.result
+        views = attachments.views(self._bench._store, result.attachments) if result.attachments else ()
+        return Exchange(call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
+                        result=ResultView(content=result.content, is_error=result.is_error, attachments=views),
+                        signature=r.signature)
 
     def respond(self, protocol: str, response: Any) -> list[ToolResult]:
         """Decode a provider's response body and run its tool calls as one round.
@@ -342,8 +368,15 @@ class Invocation:
         if not isinstance(output, ToolOutput):
             return self._fail(step, ToolbenchError("tool.result_identity_mismatch",
                                                    f"the tool returned {type(output).__name__}, not a ToolOutput"))
+        saved: tuple[AttachmentRef, ...] = ()
+        if output.attachments:  # a result without attachments pays nothing here
+            problem = attachments.check(output.attachments)
+            if problem is not None:
+                return self._fail(step, ToolbenchError("tool.result_identity_mismatch", problem))
+            # Written before the call returns: the result names the files, and the model may be told.
+            saved = attachments.save(self._bench._store, step.stem, output.attachments)
         result = trusted_result(step.call_id, str(step.binding.tool_id), output.content, output.structured,
-                                tuple(output.resource_refs))
+                                tuple(output.resource_refs), saved)
         return self._finish(step, result)
 
     def _fail(self, step: _Step, exc: BaseException) -> ToolResult:

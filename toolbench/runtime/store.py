@@ -30,7 +30,7 @@ from ..core.results import ARGS_ROOT, RESULTS_ROOT
 RUNTIME_DIR = ".toolbench"
 IDLE_SECONDS = 0.05
 MAX_DEFERRED = 4096
-_ROUND = re.compile(r"\.?round-(\d+)-")  # record files, and their temp files (`.<name>.<pid>.tmp`)
+_ROUND = re.compile(r"\.?round-(\d+)-")  # record files, and their temp files (`.<name>.<12 hex>.tmp`)
 
 
 class Store:
@@ -54,7 +54,7 @@ class Store:
         """Mend an invocation's record files after a crash; return the highest round they name.
 
         `logged` maps each logged call's file stem to its (arguments, audit result or None).
-        A crash can leave: temporary files (swept: tools would list them), a readable result
+        A crash can leave: temporary files (`.<name>.<hex>.tmp`, swept: tools would list them), a readable result
         without its audit file (an unanswered call: swept), and logged calls whose deferred
         record files were never written (rebuilt from the log). Files of calls the log lacks
         stay; the reopened invocation starts after their round, so its new write-once files
