@@ -117,7 +117,7 @@ def test_every_bad_entry_is_named_at_once(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "valid"),
     [("echo", True), ("issue.create", True), ("get weather", True), ("a/b:c", True), ("工具", True),
-     ("x" * 128, True), ("", False), ("x" * 129, False), (" padded", False), ("tab\tname", False),
+     ("x" * 128, True), ("x" * 129, True), ("", False), (" padded", False), ("tab\tname", False),
      ("new\nline", False), ("bell\x07", False), (None, False), (5, False)],
 )
 def test_tool_name_rule(name: Any, valid: bool) -> None:

@@ -36,6 +36,11 @@ class ToolDescriptor(Frozen):
     completes_round: bool = False  # a completion tool must be the last call of its round
     read_only: bool = False
     server: str | None = None  # an MCP tool's server display name: the seed of its call name
+    # What an MCP server declared besides the schema, verbatim: records for the user, never
+    # rendered for a provider. `annotations` holds the hints (readOnlyHint, destructiveHint,
+    # idempotentHint, openWorldHint, ...), which are not trusted: `read_only` stays the runtime's.
+    annotations: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
 
     @property
     def kind(self) -> ToolKind:

@@ -108,6 +108,9 @@ CODES: dict[str, str] = {
     "mcp.tool_schema_invalid": "a listed MCP tool's inputSchema is not a valid object schema; not offered",
     "mcp.tool_invalid": "a listed MCP tool breaks the MCP wire format otherwise; not offered",
     "mcp.tool_duplicate": "an MCP server listed two tools with one name; the later is not offered",
+    "mcp.tool_name_long": "warning: a listed MCP tool's name is over the MCP spec's 128 characters; offered anyway",
+    "mcp.output_schema_invalid": "warning: a listed MCP tool's outputSchema is not valid; offered, results not checked",
+    "mcp.capability_not_offered": "warning: toolbench did not declare roots/sampling/elicitation; tools may be hidden",
     "mcp.tool_unknown": "the call names no registered MCP server or no tool it offers; not sent",
     "mcp.tool_off": "the MCP tool's permission is off; not sent",
     "mcp.server_unavailable": "the MCP server is pending, disabled or failed; not sent",
@@ -120,6 +123,7 @@ CODES: dict[str, str] = {
     "mcp.response_too_large": "reason of an unknown outcome: the answer exceeded the manager's size limit",
     "mcp.call_content_unsupported": "result note: a content block the model cannot read was left out",
     "mcp.call_metadata_unsupported": "result note: result metadata was recorded but not shown",
+    "mcp.structured_content_invalid": "result note: structuredContent is missing or breaks the tool's outputSchema",
     # chat history and world info (bench.load_chat / bench.load_worldinfo, the chat tools)
     "chat.file_unreadable": "a chat file could not be read, or is not UTF-8 (raised by load_chat)",
     "chat.file_invalid": "a chat JSONL line is not an object of either chat form; the line is named (raised)",

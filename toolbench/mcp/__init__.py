@@ -1,10 +1,13 @@
 """MCP servers as a tool source: register (stdio, streamable HTTP, in-process), discover, call.
 
 The bench wires one `McpManager` in as `bench.mcp`. Tool ids are `mcp/<registration-id>:<tool>`;
-the display name seeds call names. Modules: `_config` (registrations, `mcp.json`, ids),
-`_transport` (SDK transports and the stream monitor), `_connection` (one session; every SDK
-exception is translated there), `_tools` (which listed tools are offered), `_mapping` (the text a
-model reads), `_entry` (per-server state and views), `_manager` (the facade), `_procs` (/proc).
+the display name seeds call names. Modules: `_config` (registrations, `mcp.json`, ids,
+placeholders), `_transport` (SDK transports and the stream monitor), `_connection` (one session;
+every SDK exception is caught there, `_failures` builds the errors), `_client_side` (what the
+client declares and answers: roots, sampling, elicitation, progress; `_requests` holds their
+values), `_tools` (which listed tools are offered, outputSchema checks), `_mapping` (the text a
+model reads), `_entry` (per-server state, lifecycle and views), `_manager` (the facade),
+`_procs` (process groups, stderr logs).
 
 Rules where the issue was silent:
 
@@ -21,27 +24,43 @@ Rules where the issue was silent:
   timeout keeps the server active (the SDK sends a cancel); a lost connection fails it. A call
   refused before it left (server not active, tool off or unknown, connection already closed, an
   HTTP POST that could not connect) is a plain `ToolError`.
-- Invalid tools (see `_tools`): a name that is empty, over 128 characters, padded, or holds a
-  non-printable character; an `inputSchema` that is not an object schema valid for its dialect;
-  a duplicate name. Each is a diagnostic, not a descriptor, and is not callable.
-- Descriptors carry the server's description verbatim and `server=<display name>`; MCP
-  annotations (read-only hints) are not trusted; arguments are not checked against the schema
-  here (the server does that).
-- Stdio servers get the SDK's safe default environment plus `env`; their stderr goes to
-  `<log_dir>/<registration-id>.stderr.log`, rewritten at each connect; the last line joins the
-  diagnostic and `stderr_tail` keeps 20.
+- Invalid tools (see `_tools`): a name that is empty, padded, or holds a non-printable
+  character; an `inputSchema` that is not an object schema valid for its dialect; a duplicate
+  name. Each is a diagnostic, not a descriptor, and is not callable. A name over the spec's 128
+  characters is offered (as upstream does) with a warning (`warnings`, `mcp.tool_name_long`).
+- Descriptors carry the server's description, `title`, `annotations` (the hints readOnlyHint,
+  destructiveHint, idempotentHint, openWorldHint: recorded, not trusted) and `outputSchema`
+  verbatim, and `server=<display name>`; arguments are not checked against the schema here (the
+  server does that). A result whose `structuredContent` breaks the `outputSchema` is returned
+  with a note (`mcp.structured_content_invalid` in `structured["diagnostics"]`), not refused.
+- Client capabilities (see `_client_side`): roots when the manager has a roots provider;
+  sampling and elicitation while a handler is set (`on_sampling`, `on_elicitation`), since
+  servers hide tools when they are not declared (`warnings` says so, `mcp.capability_not_offered`).
+  Every call asks for progress (`on_progress`; the last events in `structured["progress"]`).
+- Stdio servers get the SDK's safe default environment plus `env`, nothing of toolbench's own;
+  their stderr goes to `<log_dir>/<registration-id>.stderr.log`, rewritten at each connect; the
+  last line joins the diagnostic and `stderr_tail` keeps 20.
+- `mcp.json` (see `_config`): `${env:NAME}` (VS Code, Cursor), `${NAME}` and `${NAME:-default}`
+  (Claude Code) and `${userHome}` are expanded in command, args, env, cwd, url and headers, and
+  `envFile` is read; an unset variable without a default is `mcp.config_invalid`.
 """
 
+from ._client_side import workspace_roots
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._manager import McpManager
 from ._mapping import EMPTY_RESULT
+from ._requests import ElicitationRequest, ProgressEvent, SamplingRequest
 
 __all__ = [
     "EMPTY_RESULT",
+    "ElicitationRequest",
     "McpDiagnostic",
     "McpManager",
     "McpServerInfo",
     "McpToolInfo",
     "Permission",
+    "ProgressEvent",
+    "SamplingRequest",
     "ServerState",
+    "workspace_roots",
 ]

@@ -4,12 +4,22 @@ A registration (`ServerSpec`) is a frozen value. Its id is stable across restart
 configuration: a slug of the display name (lowercase `[a-z0-9-]`), made unique within the
 manager with `-2`, `-3`, ..., or the `id=` given. Tool ids are `mcp/<id>:<tool>`; the display
 name seeds the call names the model sees.
+
+`mcp.json` placeholders are expanded as the common clients do, in `command`, `args`, `env`
+values, `cwd`, `url`, `headers` values and `envFile`: `${env:NAME}` (VS Code, Cursor), `${NAME}`
+and `${NAME:-default}` (Claude Code; the default also replaces an empty value), `${userHome}`
+and `${pathSeparator}` / `${/}`. A bare `$NAME` stays as written (no client expands it), and one
+level only: a value holding `${...}` is not expanded again. An unset variable without a default,
+`${input:...}` (VS Code prompts; toolbench cannot) and unknown forms are `mcp.config_invalid`.
+`envFile` (VS Code, Cursor) names a dotenv file (`KEY=VALUE`, `export`, quotes, `#` comments)
+read for a stdio server: its variables go under `env`, which wins on a clash.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,10 +43,10 @@ class ServerSpec:
     name: str
     transport: TransportKind
     command: tuple[str, ...] = ()  # executable then arguments (stdio)
-    env: Mapping[str, str] | None = None  # merged over the SDK's safe default environment
+    env: Mapping[str, str] | None = field(default=None, repr=False)  # over the SDK's safe defaults; may hold secrets
     cwd: str | None = None
     url: str | None = None
-    headers: Mapping[str, str] | None = None
+    headers: Mapping[str, str] | None = field(default=None, repr=False)
     server: Any = field(default=None, compare=False, repr=False)  # an in-process MCPServer / Server
     timeout: float = DEFAULT_TIMEOUT
 
@@ -142,8 +152,9 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[dict[str, Any
 
     Accepts a path or the parsed document: `{"mcpServers": {name: {command, args, env, cwd} |
     {url, headers}}}`, each entry optionally with `type` (`stdio`, `http`), `disabled` or
-    `enabled`, `timeout` (seconds) and `id`. Other keys other clients use (`autoApprove`, ...) are
-    ignored. A relative `cwd` is taken from the file's folder. Every bad entry is named in one
+    `enabled`, `timeout` (seconds), `id` and `envFile` (stdio). Other keys other clients use
+    (`autoApprove`, ...) are ignored. Placeholders are expanded (see the module docstring); a
+    relative `cwd` or `envFile` is taken from the file's folder. Every bad entry is named in one
     `ToolbenchError("mcp.config_invalid")`."""
     base: Path | None = None
     if isinstance(source, str | Path):
@@ -182,6 +193,20 @@ def _entry_kwargs(name: str, entry: Any, base: Path | None) -> dict[str, Any]:
             kwargs[key] = entry[key]
     if "args" in kwargs and (isinstance(kwargs["args"], str) or not isinstance(kwargs["args"], Sequence)):
         raise _bad(name, "`args` must be a list of strings")
+    for key in ("command", "args", "env", "cwd", "url", "headers"):
+        if key in kwargs:
+            kwargs[key] = _expand_value(name, key, kwargs[key])
+    env_file = entry.get("envFile")
+    if env_file is not None:
+        if not isinstance(env_file, str) or "command" not in kwargs:
+            raise _bad(name, "`envFile` is a path, for a stdio `command` only")
+        path = Path(expand(env_file, name=name, where="envFile"))
+        if base is not None and not path.is_absolute():
+            path = base / path
+        env = kwargs.get("env")
+        if env is not None and not isinstance(env, Mapping):
+            raise _bad(name, "`env` must be an object of strings")
+        kwargs["env"] = {**read_env_file(name, path), **(env or {})}
     if base is not None and isinstance(kwargs.get("cwd"), str) and not Path(kwargs["cwd"]).is_absolute():
         kwargs["cwd"] = str(base / kwargs["cwd"])
     enabled, disabled = entry.get("enabled", True), entry.get("disabled", False)
@@ -191,3 +216,73 @@ def _entry_kwargs(name: str, entry: Any, base: Path | None) -> dict[str, Any]:
     # Check the shape now, so one bad entry fails the whole file before anything connects.
     make_spec(taken_ids=frozenset(), **{k: v for k, v in kwargs.items() if k != "enabled"})
     return kwargs
+
+
+_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def expand(text: str, *, name: str, where: str, environ: Mapping[str, str] | None = None) -> str:
+    """`text` with its placeholders replaced (see the module docstring); `mcp.config_invalid`
+    names the server, the field and the variable (never a value) when one cannot be."""
+    env = os.environ if environ is None else environ
+
+    def one(match: re.Match[str]) -> str:
+        body = match.group(1)
+        if body == "userHome":
+            return str(Path.home())
+        if body in ("/", "pathSeparator"):
+            return os.sep
+        if body.startswith("input:"):
+            raise _bad(name, f"`{where}` uses `${{{body}}}`, a value VS Code prompts for; toolbench cannot "
+                       "prompt: set an environment variable and write `${env:NAME}`")
+        var, has_default, default = body.partition(":-")
+        var = var.removeprefix("env:")
+        if not _VAR_NAME.fullmatch(var):
+            raise _bad(name, f"`{where}` uses `${{{body}}}`, not a placeholder toolbench knows "
+                       "(`${env:NAME}`, `${NAME}`, `${NAME:-default}`, `${userHome}`)")
+        value = env.get(var)
+        if has_default and not value:
+            return default
+        if value is None:
+            raise _bad(name, f"`{where}` uses `${{{body}}}` but the environment variable {var} is not set "
+                       f"(set it, or give a default: `${{{var}:-default}}`)")
+        return value
+
+    return _PLACEHOLDER.sub(one, text)
+
+
+def _expand_value(name: str, where: str, value: Any) -> Any:
+    """Expand the strings of a field: a string, a list of strings, or an object's values."""
+    if isinstance(value, str):
+        return expand(value, name=name, where=where)
+    if isinstance(value, Mapping):
+        return {k: _expand_value(name, f"{where}.{k}", v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_expand_value(name, f"{where}[{i}]", v) for i, v in enumerate(value)]
+    return value
+
+
+def read_env_file(name: str, path: Path) -> dict[str, str]:
+    """The variables of a dotenv file: `KEY=VALUE` lines, `export KEY=VALUE`, single or double
+    quotes (double ones read `\\n` as a newline), `#` comments; values are taken literally."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _bad(name, f"cannot read envFile {path}: {exc}") from exc
+    out: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").lstrip()
+        key, sep, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not _VAR_NAME.fullmatch(key):
+            raise _bad(name, f"envFile {path} line {number} is not KEY=VALUE")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1].replace("\\n", "\n") if value[0] == '"' else value[1:-1]
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0]  # a comment after an unquoted value
+        out[key] = value
+    return out

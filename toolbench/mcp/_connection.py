@@ -1,12 +1,19 @@
 """One live connection to one MCP server: connect, initialise, list tools, call, close.
 
-Every SDK exception is translated here (and only here) into toolbench terms:
+Every SDK exception is caught here and translated into toolbench terms (`_failures` builds them):
 
 - connecting and listing raise `ConnectFailed(code, message)`;
 - a call returns a `MappedResult` or raises `ToolError` (`mcp.tool_error`, `mcp.server_error`,
   `mcp.unsupported_response`, `mcp.call_not_sent`) or `OutcomeUnknown`
   (`mcp.call_outcome_unknown`) when the request left but no usable answer came back: the
   connection closed, the timeout ran out, or the answer was larger than the limit.
+
+The SDK's own check of `structuredContent` against a tool's `outputSchema` is switched off: it
+raises and the answer is lost. toolbench checks it instead (`_tools.OutputCheck`) and notes a
+mismatch in the result's `structured["diagnostics"]` (`mcp.structured_content_invalid`), as the
+MCP Inspector shows it; the model still gets the answer. What the client declares and answers
+(roots, sampling, elicitation, progress) is `_client_side`'s; a call's progress and the server's
+requests during it join its `structured` (`progress`, `serverRequests`).
 
 The SDK client is entered and left by one owner task (anyio cancel scopes must be left by the
 task that entered them); calls run in the callers' tasks on the same loop, one at a time per
@@ -16,8 +23,9 @@ connection.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import math
-import uuid
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -27,27 +35,22 @@ import anyio
 from mcp import Client, InputRequiredRoundsExceededError
 from mcp.client import UnexpectedClaimedResult
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, RootsListChangedNotification
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ..core.errors import OutcomeUnknown, ToolError
+from ..core.errors import ToolError
+from ._client_side import CallTrace, ClientSide, Handlers
 from ._config import ServerSpec
+from ._failures import ConnectFailed, connect_failure, first_error, not_sent, outcome_unknown
 from ._mapping import MappedResult, map_server_error, map_tool_result, response_chars
-from ._procs import CappedLog, find_child, is_alive, kill_group
-from ._transport import RejectedTool, WireMonitor, open_transport, watched
+from ._procs import CappedLog, is_alive, kill_group
+from ._tools import STRUCTURED_INVALID, OutputCheck
+from ._transport import RejectedTool, WireMonitor, open_transport, spawned_pid, watched
 
 MAX_PAGES = 100  # a paginator that never ends cannot hang discovery
 CLOSE_GRACE = 10.0  # the SDK's own stdio shutdown is bounded at ~6.5 s (stdin, SIGTERM, SIGKILL)
 _CLIENT_INFO = Implementation(name="toolbench", version="0.1.0")
-
-
-class ConnectFailed(Exception):
-    """Connecting, initialising or listing failed; `code` is a toolbench `mcp.*` code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
 
 
 class Connection:
@@ -60,16 +63,18 @@ class Connection:
         log_path: Path | None,
         max_response_chars: int,
         on_lost: Callable[[Connection], None] | None = None,
+        client_side: ClientSide | None = None,
     ) -> None:
         self.spec = spec
+        self.client_side = client_side or ClientSide(spec.name, Handlers())
         self.log_path = log_path if spec.transport == "stdio" else None
         self.max_response_chars = max_response_chars
         self.pid: int | None = None
         self.server_info: dict[str, Any] | None = None
         self.lost = False  # the server side closed while we were using it
         self.rejected: tuple[RejectedTool, ...] = ()
+        self.stripped: dict[str, str] = {}  # tools whose outputSchema the monitor took out, and why
         self._on_lost = on_lost
-        self._token = uuid.uuid4().hex
         self._monitor: WireMonitor | None = None
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
@@ -127,13 +132,20 @@ class Connection:
                         stack.callback(log.close)
                         errlog = log.writer
                     self._monitor = WireMonitor(self._protocol_version)
-                    transport = open_transport(self.spec, errlog=errlog, token=self._token, monitor=self._monitor)
+                    self._monitor.on_server_request = self.client_side.note_request
+                    transport = open_transport(self.spec, errlog=errlog, monitor=self._monitor)
+
+                    async def opened() -> None:
+                        self.pid = spawned_pid(transport) if self.spec.transport == "stdio" else None
+
                     client = Client(
-                        watched(transport, self._monitor, on_open=self._opened),
+                        watched(transport, self._monitor, on_open=opened),
                         cache=None,
                         client_info=_CLIENT_INFO,
+                        **self.client_side.options(),
                     )
                     await stack.enter_async_context(client)
+                    _skip_sdk_output_check(client)
                     self._client = client
                     info = client.server_info
                     self.server_info = None if info is None else info.model_dump(mode="json", exclude_none=True)
@@ -150,7 +162,7 @@ class Connection:
                 else:
                     ready.set_exception(ConnectFailed("mcp.server_timeout", self._timeout_text()))
         except Exception as exc:  # the SDK raises many kinds (and groups of them) while connecting
-            failure = _connect_failure(exc, self.spec)
+            failure = connect_failure(exc, self.spec)
             if not ready.done():
                 ready.set_exception(failure)
             elif not self._stopping:
@@ -169,16 +181,6 @@ class Connection:
         if self._monitor is not None and self._monitor.noise_count:
             text += "; " + self.noise_text()
         return text
-
-    async def _opened(self) -> None:
-        if self.spec.transport != "stdio":
-            return
-        for _ in range(50):  # the child may still be inside exec for a moment
-            pid = find_child(self._token)
-            if pid != -1:
-                self.pid = pid
-                return
-            await anyio.sleep(0.01)
 
     def _protocol_version(self) -> str | None:
         client = self._client
@@ -233,7 +235,7 @@ class Connection:
         if capabilities.tools is None:
             self.rejected = ()
             return []
-        monitor.rejected = []
+        monitor.rejected, monitor.stripped = [], {}
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
@@ -243,7 +245,7 @@ class Connection:
                 tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools)
                 cursor = page.next_cursor
                 if cursor is None:
-                    self.rejected = tuple(monitor.rejected)
+                    self.rejected, self.stripped = tuple(monitor.rejected), dict(monitor.stripped)
                     return tools
                 if cursor in seen:
                     raise ConnectFailed("mcp.tool_listing_failed", f"the server repeated the page cursor {cursor!r}")
@@ -253,60 +255,86 @@ class Connection:
                 raise ConnectFailed("mcp.server_exited", "the server closed the connection while listing") from exc
             raise ConnectFailed("mcp.tool_listing_failed", f"tools/list failed: {exc.message} ({exc.code})") from exc
         except ValidationError as exc:
-            text = f"the tools/list answer is invalid: {_first_error(exc)}"
+            text = f"the tools/list answer is invalid: {first_error(exc)}"
             raise ConnectFailed("mcp.tool_listing_failed", text) from exc
         raise ConnectFailed("mcp.tool_listing_failed", f"the tool list has more than {MAX_PAGES} pages")
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> MappedResult:
-        """Call one tool (one call at a time per connection), within the registration's timeout."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, call_id: str | None = None, check: OutputCheck | None = None
+    ) -> MappedResult:
+        """Call one tool (one call at a time per connection), within the registration's timeout.
+
+        `check` is the tool's outputSchema check; `call_id` names the call in progress events."""
         async with self._lock:
-            client, monitor = self._client, self._monitor
-            if client is None or monitor is None or not self.usable:
-                self._not_sent(tool, "the connection to the server is closed")
-            monitor.call_sent = False
+            trace = self.client_side.begin(tool, call_id)
             try:
-                with anyio.fail_after(self.spec.timeout):
-                    result = await client.call_tool(tool, arguments)
-            except TimeoutError:
-                if monitor.call_sent:
-                    self._unknown(tool, "mcp.call_timeout", f"no answer within {self.spec.timeout:g} s")
-                self._not_sent(tool, f"the request could not be sent within {self.spec.timeout:g} s")
-            except MCPError as exc:
-                if exc.code == CONNECTION_CLOSED:
-                    self._mark_lost()
-                    if monitor.call_sent:
-                        self._unknown(tool, "mcp.connection_lost", "the connection closed before the answer came")
-                    self._not_sent(tool, "the connection to the server is closed")
-                if exc.code == REQUEST_TIMEOUT:
-                    self._unknown(tool, "mcp.call_timeout", exc.message)
-                mapped = map_server_error(exc.code, exc.message, exc.data)
-                raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
-            except ValidationError as exc:
-                message = f"The MCP server's answer is not a valid tools/call result: {_first_error(exc)}"
-                mapped = map_server_error(-32603, message)
-                raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
-            except (InputRequiredRoundsExceededError, UnexpectedClaimedResult) as exc:
-                raise ToolError(
-                    "mcp.unsupported_response",
-                    f"The MCP server answered `{tool}` with a response toolbench does not support: {exc}",
-                    structured={"unsupportedResponse": {"type": type(exc).__name__, "message": str(exc)}},
-                ) from exc
-            except RuntimeError as exc:  # the SDK's output-schema check and input-required refusals
-                mapped = map_server_error(-32603, f"The MCP server's answer was refused: {exc}")
-                raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
-            except (ValueError, TypeError) as exc:
-                if not monitor.call_sent:  # the client refused to serialise the request: nothing left
-                    self._not_sent(tool, f"the MCP client could not serialise the arguments ({exc}); "
-                                   "send flatter arguments")
+                wire = await self._send(tool, arguments, trace)
+            except ToolError as exc:  # OutcomeUnknown too: the progress before the failure is kept
+                if isinstance(exc.structured, dict):
+                    exc.structured.update(trace.extras())
+                raise
+            finally:
+                self.client_side.end(trace)
+        mapped = map_tool_result(wire)
+        extras = trace.extras()
+        problem = check.problem(wire) if check is not None else None
+        if problem is None and not extras:
+            return mapped
+        structured = {**mapped.structured, **extras}
+        if problem is not None:
+            note = {"code": STRUCTURED_INVALID, "message": problem, "contentIndex": None}
+            structured["diagnostics"] = [*(structured.get("diagnostics") or []), note]
+        return dataclasses.replace(mapped, structured=structured)
+
+    async def _send(self, tool: str, arguments: dict[str, Any], trace: CallTrace) -> dict[str, Any]:
+        """The answer's wire JSON, or the toolbench error for what went wrong."""
+        client, monitor = self._client, self._monitor
+        if client is None or monitor is None or not self.usable:
+            self._not_sent(tool, "the connection to the server is closed")
+        monitor.call_sent = False
+        try:
+            with anyio.fail_after(self.spec.timeout):
+                result = await client.call_tool(tool, arguments, progress_callback=trace.progress)
+        except TimeoutError:
+            if monitor.call_sent:
+                self._unknown(tool, "mcp.call_timeout", f"no answer within {self.spec.timeout:g} s")
+            self._not_sent(tool, f"the request could not be sent within {self.spec.timeout:g} s")
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
                 self._mark_lost()
+                if monitor.call_sent:
+                    self._unknown(tool, "mcp.connection_lost", "the connection closed before the answer came")
+                self._not_sent(tool, "the connection to the server is closed")
+            if exc.code == REQUEST_TIMEOUT:
+                self._unknown(tool, "mcp.call_timeout", exc.message)
+            mapped = map_server_error(exc.code, exc.message, exc.data)
+            raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
+        except ValidationError as exc:
+            message = f"The MCP server's answer is not a valid tools/call result: {first_error(exc)}"
+            mapped = map_server_error(-32603, message)
+            raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
+        except (InputRequiredRoundsExceededError, UnexpectedClaimedResult) as exc:
+            raise ToolError(
+                "mcp.unsupported_response",
+                f"The MCP server answered `{tool}` with a response toolbench does not support: {exc}",
+                structured={"unsupportedResponse": {"type": type(exc).__name__, "message": str(exc)}},
+            ) from exc
+        except RuntimeError as exc:  # the SDK's input-required refusals
+            mapped = map_server_error(-32603, f"The MCP server's answer was refused: {exc}")
+            raise ToolError("mcp.server_error", mapped.content, structured=mapped.structured) from exc
+        except (ValueError, TypeError) as exc:
+            if not monitor.call_sent:  # the client refused to serialise the request: nothing left
+                self._not_sent(tool, f"the MCP client could not serialise the arguments ({exc}); "
+                               "send flatter arguments")
+            self._mark_lost()
+            self._unknown(tool, "mcp.connection_lost", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a transport failure: did the request leave?
+            self._mark_lost()
+            if monitor.call_sent:
                 self._unknown(tool, "mcp.connection_lost", f"{type(exc).__name__}: {exc}")
-            except Exception as exc:  # a transport failure: did the request leave?
-                self._mark_lost()
-                if monitor.call_sent:
-                    self._unknown(tool, "mcp.connection_lost", f"{type(exc).__name__}: {exc}")
-                self._not_sent(tool, f"{type(exc).__name__}: {exc}")
+            self._not_sent(tool, f"{type(exc).__name__}: {exc}")
         wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         size = response_chars(wire)
         if size > self.max_response_chars:
@@ -315,26 +343,33 @@ class Connection:
                 "mcp.response_too_large",
                 f"the answer has {size} characters, more than the limit of {self.max_response_chars}",
             )
-        return map_tool_result(wire)
+        return wire
+
+    async def roots_changed(self) -> None:
+        """Tell the server its roots changed (`notifications/roots/list_changed`), when it was told
+        toolbench has roots. 2026-07-28 sessions have no client notifications: they ask each time."""
+        client = self._client
+        if client is None or not self.usable or "roots" not in self.client_side.declared:
+            return
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        with contextlib.suppress(Exception):  # a notification is best effort; a lost server is noticed elsewhere
+            await client.session.send_notification(RootsListChangedNotification())
 
     def _not_sent(self, tool: str, reason: str) -> NoReturn:
-        raise ToolError(
-            "mcp.call_not_sent",
-            f"The call to `{tool}` on MCP server `{self.spec.name}` was not sent: {reason}. "
-            "The tool did not run.",
-            structured={"notSent": {"server": self.spec.name, "tool": tool, "reason": reason}},
-        )
+        raise not_sent(self.spec.name, tool, reason)
 
     def _unknown(self, tool: str, reason_code: str, reason: str) -> NoReturn:
-        raise OutcomeUnknown(
-            "mcp.call_outcome_unknown",
-            f"The MCP tool `{tool}` on server `{self.spec.name}` may have run, but its result was lost "
-            f"({reason}). Check the state it may have changed before repeating the call; "
-            "toolbench will not retry it.",
-            structured={
-                "outcomeUnknown": {"reason": reason_code, "message": reason, "server": self.spec.name, "tool": tool}
-            },
-        )
+        raise outcome_unknown(self.spec.name, tool, reason_code, reason)
+
+
+def _skip_sdk_output_check(client: Client) -> None:
+    """Switch off the SDK's outputSchema check for this session (see the module docstring)."""
+
+    async def skip(name: str, result: Any) -> None:
+        return None
+
+    client.session.validate_tool_result = skip  # type: ignore[method-assign]
 
 
 async def _first_of(*waits: Any) -> None:
@@ -347,35 +382,3 @@ async def _first_of(*waits: Any) -> None:
 
         for wait in waits:
             group.start_soon(run, wait)
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
-def _connect_failure(exc: BaseException, spec: ServerSpec) -> ConnectFailed:
-    if isinstance(exc, ConnectFailed):
-        return exc
-    leaves = [e for e in _leaves(exc) if not isinstance(e, anyio.get_cancelled_exc_class())] or [exc]
-    leaf = leaves[0]
-    if isinstance(leaf, ConnectFailed):
-        return leaf
-    if isinstance(leaf, OSError) and spec.transport == "stdio":
-        return ConnectFailed("mcp.server_start_failed", f"cannot start `{spec.command[0]}`: {leaf}")
-    if isinstance(leaf, MCPError):
-        if leaf.code == CONNECTION_CLOSED:
-            return ConnectFailed(
-                "mcp.server_start_failed", "the server closed the connection during the handshake (did it exit?)"
-            )
-        return ConnectFailed("mcp.server_start_failed", f"the handshake failed: {leaf.message} ({leaf.code})")
-    if isinstance(leaf, ValidationError):
-        return ConnectFailed("mcp.server_start_failed", f"the handshake answer is invalid: {_first_error(leaf)}")
-    return ConnectFailed("mcp.server_start_failed", f"{type(leaf).__name__}: {leaf}".strip())
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in error['loc']) or 'answer'}: {error['msg']}"
-

@@ -1,22 +1,27 @@
-"""One registration's mutable state, and the frozen views the manager reports from it.
+"""One registration: its mutable state and lifecycle (connect, re-list, disconnect), and the
+frozen views the manager reports from it; `resolve_tool` finds a tool across registrations.
 
-Entries are changed on the bench loop only; the views (`info`, `diagnostics`, `descriptors`)
-read them without I/O beyond a log tail, so any thread may ask.
+Entries are changed on the bench loop only; the views (`info`, `diagnostics`, `warnings`,
+`descriptors`) read them without I/O beyond a log tail, so any thread may ask.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import anyio
+
 from ..core.descriptors import ToolDescriptor
+from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
+from ._client_side import CAPABILITIES
 from ._config import ServerSpec
 from ._connection import ConnectFailed, Connection
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._procs import is_alive, tail_lines
-from ._tools import ToolRecord
+from ._tools import ToolRecord, build_records
 
 Permissions = Mapping[ToolId, Permission]
 
@@ -34,8 +39,74 @@ class Entry:
         self.diagnostic: tuple[str, str] | None = None
         self.lock = asyncio.Lock()  # one connect / refresh / disconnect at a time
 
+    # -- lifecycle (bench loop) --------------------------------------------------------------
+
+    async def connect(self, make: Callable[[], Connection], registered: Callable[[], bool]) -> None:
+        """(Re)connect with a new connection from `make` and list the tools; `failed` on failure."""
+        async with self.lock:
+            await self.disconnect()
+            if not self.enabled or not registered():
+                return
+            self.state = "pending"
+            connection = self.connection = make()
+            try:
+                tools = await connection.start()
+            except ConnectFailed as exc:
+                self.fail(exc)  # the connection stays: closing the manager waits for its cleanup
+                return
+            self.records = build_records(self.spec, tools, connection.rejected, connection.stripped)
+            self.state, self.diagnostic = "active", None
+
+    async def relist(self) -> None:
+        """List the tools again on the live connection; a failure or timeout fails the server."""
+        async with self.lock:
+            connection = self.connection
+            if connection is None:
+                return
+            try:
+                with anyio.fail_after(self.spec.timeout):
+                    tools = await connection.list_tools()
+            except (ConnectFailed, TimeoutError) as exc:
+                await self.disconnect()
+                failure = exc if isinstance(exc, ConnectFailed) else ConnectFailed(
+                    "mcp.server_timeout", f"the server did not list its tools within {self.spec.timeout:g} s"
+                )
+                self.fail(failure)
+                return
+            self.records = build_records(self.spec, tools, connection.rejected, connection.stripped)
+
+    async def disconnect(self) -> None:
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            await connection.close()
+
+    # -- state ------------------------------------------------------------------------------
+
     def record(self, name: str) -> ToolRecord | None:
         return next((r for r in self.records if r.name == name), None)
+
+    def callable(self, tool_id: ToolId, permissions: Permissions) -> tuple[Connection, ToolRecord]:
+        """The connection and record to call `tool_id` on, or the `ToolError` saying why not (not sent)."""
+        name = self.spec.name
+        connection = self.connection
+        if self.state != "active" or connection is None or not connection.usable:
+            if self.state == "active":
+                why = "has lost its connection"
+            else:
+                why = f"is {self.state}" + (f": {self.diagnostic[1]}" if self.diagnostic else "")
+            raise ToolError("mcp.server_unavailable", f"MCP server `{name}` {why}; the call was not sent")
+        record = self.record(tool_id.name)
+        if record is None or record.descriptor is None:
+            why = f" (left out: {record.message})" if record is not None else ""
+            raise ToolError("mcp.tool_unknown", f"MCP server `{name}` offers no tool `{tool_id.name}`{why}")
+        if permissions.get(tool_id, "on") == "off":
+            raise ToolError("mcp.tool_off", f"the MCP tool `{tool_id}` is switched off; the call was not sent")
+        return connection, record
+
+    def stale(self, wanted: frozenset[str]) -> bool:
+        """Whether the live connection declared other capabilities than the handlers ask for now."""
+        connection = self.connection
+        return connection is not None and connection.client_side.declared != wanted
 
     def fail(self, failure: ConnectFailed) -> None:
         """State `failed`, with the failure and the server's last stderr line as the diagnostic."""
@@ -79,7 +150,32 @@ class Entry:
                 out.append(McpDiagnostic(subject, "mcp.tool_off", f"the MCP tool `{r.tool_id}` is switched off"))
         return out
 
-    def info(self, permissions: Permissions) -> McpServerInfo:
+    def warnings(self, wanted: frozenset[str]) -> list[McpDiagnostic]:
+        """For an active server: its tools' warnings (offered all the same), then what toolbench did
+        not declare to it (servers may hide the tools that need it: `mcp.capability_not_offered`)."""
+        if self.state != "active" or self.connection is None:
+            return []
+        out = [McpDiagnostic(r.tool_id, code, f"tool {r.name!r}: {message}")
+               for r in self.records if r.tool_id is not None and r.descriptor is not None
+               for code, message in r.warnings]
+        declared = self.connection.client_side.declared
+        missing = [c for c in CAPABILITIES if c not in declared]
+        if missing:
+            hints = []
+            later = [c for c in missing if c in wanted]
+            if later:
+                hints.append(f"{' and '.join(later)} can be declared now: refresh() reconnects it")
+            unset = [f"bench.mcp.on_{c}(handler)" for c in missing if c != "roots" and c not in wanted]
+            if unset:
+                hints.append(f"set {' / '.join(unset)}, then refresh()")
+            if "roots" in missing and "roots" not in wanted:
+                hints.append("the manager was given no workspace roots")
+            text = (f"toolbench did not declare {', '.join(missing)} to MCP server `{self.spec.name}`, so it may "
+                    f"hide tools that need them ({'; '.join(hints)})")
+            out.append(McpDiagnostic(self.spec.name, "mcp.capability_not_offered", text))
+        return out
+
+    def info(self, permissions: Permissions, wanted: frozenset[str] = frozenset()) -> McpServerInfo:
         active = self.state == "active"
         tools = tuple(
             McpToolInfo(
@@ -91,6 +187,10 @@ class Entry:
                 offered=active and r.descriptor is not None and permissions.get(r.descriptor.id, "on") == "on",
                 problem_code=r.code,
                 problem=r.message,
+                annotations=r.descriptor.annotations if r.descriptor else None,
+                output_schema=r.descriptor.output_schema if r.descriptor else None,
+                warnings=tuple(McpDiagnostic(r.tool_id, code, message) for code, message in r.warnings
+                               if r.tool_id is not None),
             )
             for r in self.records
         )
@@ -110,4 +210,38 @@ class Entry:
             pid=pid if pid is not None and is_alive(pid) else None,
             timeout=self.spec.timeout,
             server_info=connection.server_info if connection is not None else None,
+            client_capabilities=tuple(c for c in CAPABILITIES if connection is not None
+                                      and c in connection.client_side.declared),
+            warnings=tuple(self.warnings(wanted)),
         )
+
+
+def resolve_tool(entries: Mapping[str, Entry], tool: ToolId | str) -> ToolId:
+    """The ToolId `tool` names: a ToolId or its text (its server must be registered), or a native
+    name exactly one registered server lists. Raises `mcp.server_unknown` / `mcp.tool_unknown`."""
+    tool_id: ToolId | None = tool if isinstance(tool, ToolId) else None
+    if tool_id is None and isinstance(tool, str):
+        try:
+            tool_id = ToolId.parse(tool)
+        except ToolbenchError:
+            tool_id = None
+        if tool_id is not None and tool_id.kind != "mcp":
+            tool_id = None
+    if tool_id is not None:
+        if tool_id.kind != "mcp" or tool_id.source_id not in entries:
+            raise ToolbenchError("mcp.server_unknown", f"no MCP server is registered for `{tool_id}`")
+        return tool_id
+    matches = [r.tool_id for e in entries.values() for r in e.records if r.name == tool and r.tool_id]
+    if len(matches) != 1:
+        found = ", ".join(str(m) for m in matches) or "none"
+        raise ToolbenchError("mcp.tool_unknown", f"`{tool}` must name exactly one listed MCP tool (matches: {found})")
+    assert matches[0] is not None
+    return matches[0]
+
+
+def parse_or_unknown(text: str) -> ToolId:
+    """The ToolId of a call's text, or `ToolError("mcp.tool_unknown")` (the call was not sent)."""
+    try:
+        return ToolId.parse(text)
+    except ToolbenchError as exc:
+        raise ToolError("mcp.tool_unknown", f"`{text}` is not a tool id: {exc.message}") from exc

@@ -29,6 +29,9 @@ class McpToolInfo:
     offered: bool
     problem_code: str | None = None  # why it is left out, when it is invalid
     problem: str | None = None
+    annotations: dict[str, Any] | None = None  # the server's hints, verbatim (not trusted)
+    output_schema: dict[str, Any] | None = None
+    warnings: tuple[McpDiagnostic, ...] = ()  # offered all the same (a long name, a bad outputSchema)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,8 @@ class McpServerInfo:
     pid: int | None  # the stdio server's process while it runs (Linux; None elsewhere)
     timeout: float
     server_info: dict[str, Any] | None  # the name and version the server reported
+    client_capabilities: tuple[str, ...] = ()  # what toolbench declared: roots, sampling, elicitation
+    warnings: tuple[McpDiagnostic, ...] = ()  # the server's and its tools' (see `McpManager.warnings`)
 
     @property
     def provider(self) -> str:

@@ -2,7 +2,8 @@
 
 All async work runs on the bench's `LoopThread`: the `a*` methods are the core, the plain ones
 are one-line sync wrappers for scripts and notebooks. Reads (`servers`, `descriptors()`,
-`diagnostics`) do no I/O and are safe from any thread.
+`diagnostics`, `warnings`) do no I/O and are safe from any thread. The handlers (`on_progress`,
+`on_sampling`, `on_elicitation`) are plain setters, see `_client_side` for what they declare.
 """
 
 from __future__ import annotations
@@ -15,17 +16,15 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ..tools.base import ToolOutput
+from ._client_side import ClientSide, Handler, Handlers, RootsProvider
 from ._config import DEFAULT_TIMEOUT, make_spec, parse_mcp_json
-from ._connection import ConnectFailed, Connection
-from ._entry import Entry
+from ._connection import Connection
+from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
-from ._tools import build_records
 
 if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
     from ..runtime.loop import LoopThread
@@ -40,12 +39,16 @@ class McpManager:
 
     `McpManager(loop, log_dir)`: `loop` is the bench's `LoopThread`; each stdio server's stderr
     goes to `log_dir/<registration-id>.stderr.log`. `max_response_chars` bounds one answer:
-    a larger one is discarded and reported as `mcp.call_outcome_unknown`."""
+    a larger one is discarded and reported as `mcp.call_outcome_unknown`. `roots` gives the
+    folders servers may work in (read at each `roots/list`; the bench passes the workspace
+    roots its profile makes visible): with it the manager declares the roots capability."""
 
     def __init__(
-        self, loop: LoopThread, log_dir: Path | str, *, max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS
+        self, loop: LoopThread, log_dir: Path | str, *, max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
+        roots: RootsProvider | None = None,
     ) -> None:
         self._loop = loop
+        self._handlers = Handlers(roots)
         self._log_dir = Path(log_dir)
         self._max_response_chars = max_response_chars
         self._entries: dict[str, Entry] = {}  # by registration id, in registration order
@@ -158,7 +161,7 @@ class McpManager:
         self._check_open()
         entry = self._entry(name)
         async with entry.lock:
-            await self._disconnect(entry)
+            await entry.disconnect()
             self._entries.pop(entry.spec.id, None)
         provider = entry.spec.provider
         for tool_id in [t for t in self._permissions if t.provider == provider]:
@@ -187,7 +190,7 @@ class McpManager:
                 await self._connect(entry)
         else:
             async with entry.lock:
-                await self._disconnect(entry)
+                await entry.disconnect()
                 entry.state, entry.diagnostic = "disabled", None
         return self._info(entry)
 
@@ -207,21 +210,40 @@ class McpManager:
 
     async def _refresh_one(self, entry: Entry, restart: bool) -> None:
         connection = entry.connection
-        if restart or entry.state != "active" or connection is None or not connection.usable:
+        stale = entry.stale(self._handlers.wanted())  # capabilities are fixed at the handshake
+        if restart or stale or entry.state != "active" or connection is None or not connection.usable:
             await self._connect(entry)
-            return
-        async with entry.lock:
-            try:
-                with anyio.fail_after(entry.spec.timeout):
-                    tools = await connection.list_tools()
-            except (ConnectFailed, TimeoutError) as exc:
-                await self._disconnect(entry)
-                failure = exc if isinstance(exc, ConnectFailed) else ConnectFailed(
-                    "mcp.server_timeout", f"the server did not list its tools within {entry.spec.timeout:g} s"
-                )
-                entry.fail(failure)
-                return
-            entry.records = build_records(entry.spec, tools, connection.rejected)
+        else:
+            await entry.relist()
+
+    # -- what toolbench answers servers ------------------------------------------------------
+
+    def on_progress(self, handler: Handler | None) -> None:
+        """`handler(event)` gets each `ProgressEvent` of a call (server, tool, call_id, progress,
+        total, message); sync ones run on the bench loop (keep them quick). None removes it."""
+        self._handlers.set_progress(handler)
+
+    def on_sampling(self, handler: Handler | None) -> None:
+        """Answer `sampling/createMessage` with a model (`model(messages, tools)`: a ScriptedModel
+        works) or `handler(SamplingRequest)`; declared to servers that connect while one is set."""
+        self._handlers.set_sampling(handler)
+
+    def on_elicitation(self, handler: Handler | None) -> None:
+        """Answer `elicitation/create` with `handler(ElicitationRequest)`; declared like sampling."""
+        self._handlers.set_elicitation(handler)
+
+    def roots_changed(self) -> None:
+        """Tell the active servers that the roots changed (for the bench's profile setter): safe
+        from any thread, the bench loop included; it does not wait for the notifications."""
+        if self._aio_loop is not None and not self._closed:
+            self._loop.submit(self._roots_changed())
+
+    async def aroots_changed(self) -> None:
+        await self._loop.run_async(self._roots_changed())
+
+    async def _roots_changed(self) -> None:
+        connections = [e.connection for e in self._entries.values() if e.connection is not None]
+        await asyncio.gather(*(c.roots_changed() for c in connections))
 
     # -- permissions ------------------------------------------------------------------------
 
@@ -231,34 +253,12 @@ class McpManager:
         `tool` is a ToolId, its text, or a native tool name that one registered server lists."""
         if permission not in ("on", "off"):
             raise ToolbenchError("bench.misuse", f"a tool permission is `on` or `off`, not {permission!r}")
-        tool_id = self._resolve_tool(tool)
+        tool_id = resolve_tool(self._entries, tool)
         self._permissions[tool_id] = permission
         return tool_id
 
     def permission(self, tool: ToolId | str) -> Permission:
-        return self._permissions.get(self._resolve_tool(tool), "on")
-
-    def _resolve_tool(self, tool: ToolId | str) -> ToolId:
-        tool_id: ToolId | None = tool if isinstance(tool, ToolId) else None
-        if tool_id is None and isinstance(tool, str):
-            try:
-                tool_id = ToolId.parse(tool)
-            except ToolbenchError:
-                tool_id = None
-            if tool_id is not None and tool_id.kind != "mcp":
-                tool_id = None
-        if tool_id is not None:
-            if tool_id.kind != "mcp" or tool_id.source_id not in self._entries:
-                raise ToolbenchError("mcp.server_unknown", f"no MCP server is registered for `{tool_id}`")
-            return tool_id
-        matches = [r.tool_id for e in self._entries.values() for r in e.records if r.name == tool and r.tool_id]
-        if len(matches) != 1:
-            found = ", ".join(str(m) for m in matches) or "none"
-            raise ToolbenchError(
-                "mcp.tool_unknown", f"`{tool}` must name exactly one listed MCP tool (matches: {found})"
-            )
-        assert matches[0] is not None
-        return matches[0]
+        return self._permissions.get(resolve_tool(self._entries, tool), "on")
 
     # -- what the runtime reads -------------------------------------------------------------
 
@@ -283,71 +283,54 @@ class McpManager:
         (invalid, duplicate, or switched off)."""
         return [d for e in list(self._entries.values()) for d in e.diagnostics(self._permissions)]
 
+    @property
+    def warnings(self) -> list[McpDiagnostic]:
+        """What is worth knowing about offered tools and active servers, none of it fatal: tool
+        names over the MCP spec's 128 characters (`mcp.tool_name_long`), outputSchemas that cannot
+        be checked (`mcp.output_schema_invalid`), and capabilities toolbench did not declare to a
+        server, which may hide tools (`mcp.capability_not_offered`)."""
+        wanted = self._handlers.wanted()
+        return [d for e in list(self._entries.values()) for d in e.warnings(wanted)]
+
     # -- calls ------------------------------------------------------------------------------
 
-    async def call(self, tool_id: ToolId | str, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def call(
+        self, tool_id: ToolId | str, arguments: Mapping[str, Any], *, call_id: str | None = None
+    ) -> ToolOutput:
         """Call an MCP tool. Raises `ToolError` for a recoverable outcome (`mcp.tool_error`,
-        `mcp.server_error`, or a not-sent code) and `OutcomeUnknown` when it may have run."""
-        return await self._loop.run_async(self._call(tool_id, arguments))
+        `mcp.server_error`, or a not-sent code) and `OutcomeUnknown` when it may have run.
+        `call_id` names the call in its progress events."""
+        return await self._loop.run_async(self._call(tool_id, arguments, call_id))
 
-    async def _call(self, tool: ToolId | str, arguments: Mapping[str, Any]) -> ToolOutput:
+    async def _call(self, tool: ToolId | str, arguments: Mapping[str, Any], call_id: str | None) -> ToolOutput:
         self._check_open()
-        tool_id = tool if isinstance(tool, ToolId) else _parse_or_unknown(tool)
+        tool_id = tool if isinstance(tool, ToolId) else parse_or_unknown(tool)
         entry = self._entries.get(tool_id.source_id or "") if tool_id.kind == "mcp" else None
         if entry is None:
             raise ToolError("mcp.tool_unknown", f"no MCP server is registered for `{tool_id}`; the call was not sent")
-        name = entry.spec.name
-        connection = entry.connection
-        if entry.state != "active" or connection is None or not connection.usable:
-            if entry.state == "active":
-                why = "has lost its connection"
-            else:
-                why = f"is {entry.state}" + (f": {entry.diagnostic[1]}" if entry.diagnostic else "")
-            raise ToolError("mcp.server_unavailable", f"MCP server `{name}` {why}; the call was not sent")
-        record = entry.record(tool_id.name)
-        if record is None or record.descriptor is None:
-            why = f" (left out: {record.message})" if record is not None else ""
-            raise ToolError("mcp.tool_unknown", f"MCP server `{name}` offers no tool `{tool_id.name}`{why}")
-        if self._permissions.get(tool_id, "on") == "off":
-            raise ToolError("mcp.tool_off", f"the MCP tool `{tool_id}` is switched off; the call was not sent")
+        connection, record = entry.callable(tool_id, self._permissions)
         if not isinstance(arguments, Mapping):
             raise ToolError("tool.invalid_arguments", "the arguments of an MCP tool call must be a JSON object")
         try:
-            mapped = await connection.call(tool_id.name, dict(arguments))
+            mapped = await connection.call(tool_id.name, dict(arguments), call_id=call_id, check=record.output_check)
         except ToolError:
             if connection.lost:
                 self._lost(connection)  # now, not when the owner task gets round to it
             raise
         if mapped.is_error:
             raise ToolError("mcp.tool_error", mapped.content, structured=mapped.structured)
-        return ToolOutput(content=mapped.content, structured=mapped.structured)
+        return ToolOutput(content=mapped.content, structured=mapped.structured, attachments=mapped.attachments)
 
     # -- connecting -------------------------------------------------------------------------
 
     async def _connect(self, entry: Entry) -> None:
         self._aio_loop = asyncio.get_running_loop()
-        async with entry.lock:
-            await self._disconnect(entry)
-            if not entry.enabled or self._entries.get(entry.spec.id) is not entry:
-                return
-            entry.state = "pending"
-            connection = Connection(
-                entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
-                on_lost=self._lost,
-            )
-            entry.connection = connection
-            try:
-                tools = await connection.start()
-            except ConnectFailed as exc:
-                entry.fail(exc)  # the connection stays: closing the manager waits for its cleanup
-                return
-            entry.records = build_records(entry.spec, tools, connection.rejected)
-            entry.state, entry.diagnostic = "active", None
 
-    async def _disconnect(self, entry: Entry) -> None:
-        connection, entry.connection = entry.connection, None
-        if connection is not None:
-            await connection.close()
+        def make() -> Connection:
+            return Connection(entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
+                              on_lost=self._lost, client_side=ClientSide(entry.spec.name, self._handlers))
+
+        await entry.connect(make, lambda: self._entries.get(entry.spec.id) is entry)
 
     def _lost(self, connection: Connection) -> None:
         entry = self._entries.get(connection.spec.id)
@@ -373,7 +356,7 @@ class McpManager:
 
     async def _close_all(self) -> None:
         entries = list(self._entries.values())
-        await asyncio.gather(*(self._disconnect(e) for e in entries), return_exceptions=True)
+        await asyncio.gather(*(e.disconnect() for e in entries), return_exceptions=True)
         for entry in entries:
             if entry.enabled:
                 entry.state = "pending"
@@ -402,7 +385,7 @@ class McpManager:
         return entry
 
     def _info(self, entry: Entry) -> McpServerInfo:
-        return entry.info(self._permissions)
+        return entry.info(self._permissions, self._handlers.wanted())
 
     def _check_open(self) -> None:
         if self._closed:
@@ -417,13 +400,6 @@ class McpManager:
     def __repr__(self) -> str:
         states = ", ".join(f"{e.spec.name}={e.state}" for e in self._entries.values())
         return f"McpManager({states or 'no servers'})"
-
-
-def _parse_or_unknown(text: str) -> ToolId:
-    try:
-        return ToolId.parse(text)
-    except ToolbenchError as exc:
-        raise ToolError("mcp.tool_unknown", f"`{text}` is not a tool id: {exc.message}") from exc
 
 
 _LIVE: weakref.WeakSet[McpManager] = weakref.WeakSet()

@@ -1,9 +1,8 @@
-"""Child processes and their stderr logs: find a stdio server's pid, kill its group, keep its
-stderr in a capped log, read a log tail.
+"""Child processes and their stderr logs: kill a stdio server's group, keep its stderr in a capped
+log, read a log tail.
 
-The SDK's stdio transport does not expose the process it starts, so each server is started with
-a unique `TOOLBENCH_MCP_TOKEN` in its environment and found again under /proc (Linux). Elsewhere
-the pid is unknown and only the SDK's own shutdown stops the server.
+The server's pid comes from the SDK's transport (`_transport.spawned_pid`); liveness is read
+from /proc where there is one (Linux), so a zombie counts as gone.
 """
 
 from __future__ import annotations
@@ -13,42 +12,10 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import IO
+from typing import TextIO
 
-TOKEN_VAR = "TOOLBENCH_MCP_TOKEN"
 LOG_MAX_BYTES = 1 << 20  # per log file; with the one rotated file, a server's stderr keeps at most 2 MiB
 _PROC = Path("/proc")
-
-
-def find_child(token: str) -> int | None:
-    """The pid of this process's child started with `TOOLBENCH_MCP_TOKEN=<token>`, if any.
-
-    Returns -1 when a child's environment cannot be read yet (it is between fork and exec:
-    vfork lets the parent go on before the new program's environment is in place): try again."""
-    if not _PROC.is_dir():
-        return None
-    me = os.getpid()
-    needle = f"{TOKEN_VAR}={token}".encode()
-    unreadable = False
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if _parent_of(entry) != me:
-                continue
-            environ = (entry / "environ").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if needle in environ.split(b"\0"):
-            return int(entry.name)
-        unreadable = unreadable or not environ
-    return -1 if unreadable else None
-
-
-def _parent_of(entry: Path) -> int:
-    stat = (entry / "stat").read_text()
-    # `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
-    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def is_alive(pid: int) -> bool:
@@ -106,7 +73,7 @@ class CappedLog:
         self.path = path
         self.max_bytes = max_bytes
         read_fd, write_fd = os.pipe()
-        self.writer: IO[str] = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
         self._thread = threading.Thread(target=self._copy, args=(read_fd,), name="toolbench-mcp-stderr", daemon=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}.1")

@@ -5,23 +5,37 @@ A listed tool is left out, with a diagnostic, when:
 - the SDK's wire check refuses it (`inputSchema` missing or not `type: object`, `properties`
   not an object, a name that is not a string, ...): `mcp.tool_schema_invalid`,
   `mcp.tool_name_invalid` or `mcp.tool_invalid`, recorded by the transport monitor;
-- its name is empty, longer than 128 characters, has leading or trailing whitespace, or holds a
-  character that is not printable (newline, tab, other controls): `mcp.tool_name_invalid`.
-  Spaces, slashes, dots, colons and non-ASCII letters are accepted: call names are sanitised
-  when a snapshot is made, and the ToolId keeps the native name verbatim;
+- its name is empty, has leading or trailing whitespace, or holds a character that is not
+  printable (newline, tab, other controls): `mcp.tool_name_invalid`. Spaces, slashes, dots,
+  colons and non-ASCII letters are accepted: call names are sanitised (and cut to 64 bytes) when
+  a snapshot is made, and the ToolId keeps the native name verbatim;
 - its `inputSchema` is not a valid JSON Schema for its declared dialect (draft 2020-12 when
   `$schema` is absent): `mcp.tool_schema_invalid`;
 - an earlier tool in the same listing has the same name: `mcp.tool_duplicate`.
+
+A kept tool may carry warnings (`ToolRecord.warnings`, the tool is offered all the same):
+
+- `mcp.tool_name_long`: the name is over the MCP spec's 128 characters (upstream offers such a
+  tool, under a call name cut like any other);
+- `mcp.output_schema_invalid`: its `outputSchema` is not a valid JSON Schema (or broke the wire
+  check and was taken out by the transport monitor), so its results are not checked.
+
+`OutputCheck` checks a result's `structuredContent` against the tool's `outputSchema` (compiled
+once per listing), as the MCP Inspector does: a mismatch is a note on the result, not a failure.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
+from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+from referencing import Registry
+from referencing.exceptions import Unresolvable
 
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError
@@ -29,18 +43,43 @@ from ..core.ids import ToolId
 from ._config import ServerSpec
 from ._transport import RejectedTool
 
-MAX_NAME_CHARS = 128
+SPEC_NAME_CHARS = 128  # the MCP spec's SHOULD for tool names (2025-11-25, "Tool names")
+STRUCTURED_INVALID = "mcp.structured_content_invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputCheck:
+    """A tool's compiled `outputSchema`; `problem(result)` says how a result breaks it."""
+
+    validator: Any = field(repr=False)
+
+    def problem(self, result: Mapping[str, Any]) -> str | None:
+        """Why a `CallToolResult` (wire JSON) does not match the schema, or None (isError results pass)."""
+        if result.get("isError") is True:
+            return None
+        if "structuredContent" not in result:
+            return "the tool declares an outputSchema but returned no structuredContent"
+        try:
+            error = best_match(self.validator.iter_errors(result["structuredContent"]))
+        except Unresolvable as exc:
+            return f"the outputSchema has a $ref that does not resolve: {exc}"
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"structuredContent does not match the outputSchema at {where}: {error.message}"
 
 
 @dataclass(frozen=True, slots=True)
 class ToolRecord:
-    """One listed tool: its descriptor, or the reason it has none."""
+    """One listed tool: its descriptor, or the reason it has none; warnings as `(code, message)`."""
 
     name: str | None
     tool_id: ToolId | None
     descriptor: ToolDescriptor | None
     code: str | None = None
     message: str | None = None
+    warnings: tuple[tuple[str, str], ...] = ()
+    output_check: OutputCheck | None = field(default=None, compare=False)
 
     @property
     def valid(self) -> bool:
@@ -48,11 +87,9 @@ class ToolRecord:
 
 
 def name_problem(name: Any) -> str | None:
-    """Why a native tool name is unusable, or None."""
+    """Why a native tool name is unusable, or None (a long name is a warning, not a problem)."""
     if not isinstance(name, str) or not name:
         return "the name is empty"
-    if len(name) > MAX_NAME_CHARS:
-        return f"the name has {len(name)} characters, more than {MAX_NAME_CHARS}"
     if name != name.strip():
         return "the name has leading or trailing whitespace"
     bad = next((ch for ch in name if not ch.isprintable()), None)
@@ -75,10 +112,31 @@ def schema_problem(schema: Any) -> str | None:
     return None
 
 
+def output_check(schema: Any) -> tuple[OutputCheck | None, str | None]:
+    """The compiled check of an `outputSchema`, or why it cannot be one."""
+    if schema is None:
+        return None, None
+    if not isinstance(schema, dict):
+        return None, "outputSchema is not an object"
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        return None, f"outputSchema is not a valid JSON Schema at {where}: {exc.message}"
+    # An empty registry, as the SDK uses: a $ref resolves within the schema, never over the network.
+    return OutputCheck(cls(schema, registry=Registry())), None
+
+
 def build_records(
-    spec: ServerSpec, tools: list[dict[str, Any]], rejected: tuple[RejectedTool, ...] = ()
+    spec: ServerSpec,
+    tools: list[dict[str, Any]],
+    rejected: tuple[RejectedTool, ...] = (),
+    stripped: Mapping[str, str] | None = None,
 ) -> tuple[ToolRecord, ...]:
-    """Records for the listed tools (in listing order), then for those the transport refused."""
+    """Records for the listed tools (in listing order), then for those the transport refused.
+
+    `stripped` names the tools whose outputSchema the transport took out (and why)."""
     records: list[ToolRecord] = []
     seen: set[str] = set()
     for tool in tools:
@@ -97,7 +155,17 @@ def build_records(
         if problem is not None:
             records.append(ToolRecord(name, tool_id, None, "mcp.tool_schema_invalid", problem))
             continue
-        records.append(ToolRecord(name, tool_id, _descriptor(spec, tool_id, tool)))
+        warnings: list[tuple[str, str]] = []
+        if len(name) > SPEC_NAME_CHARS:
+            warnings.append(("mcp.tool_name_long", f"the name has {len(name)} characters, more than the "
+                             f"{SPEC_NAME_CHARS} the MCP spec allows; it is offered under a shortened call name"))
+        check, problem = output_check(tool.get("outputSchema"))
+        if stripped and name in stripped:
+            problem = stripped[name]
+        if problem is not None:
+            warnings.append(("mcp.output_schema_invalid", f"{problem}; its results are not checked"))
+        records.append(ToolRecord(name, tool_id, _descriptor(spec, tool_id, tool), warnings=tuple(warnings),
+                                  output_check=check))
     for item in rejected:
         records.append(ToolRecord(item.name, _tool_id(spec, item.name), None, item.code, item.message))
     return tuple(records)
@@ -113,12 +181,16 @@ def _tool_id(spec: ServerSpec, name: Any) -> ToolId | None:
 
 
 def _descriptor(spec: ServerSpec, tool_id: ToolId, tool: dict[str, Any]) -> ToolDescriptor:
-    annotations = tool.get("annotations") or {}
-    title = tool.get("title") or annotations.get("title")
+    annotations = tool.get("annotations")
+    annotations = copy.deepcopy(annotations) if isinstance(annotations, dict) and annotations else None
+    title = tool.get("title") or (annotations or {}).get("title")
+    output_schema = tool.get("outputSchema")
     return ToolDescriptor(
         id=tool_id,
         description=tool.get("description") or "",
         input_schema=copy.deepcopy(tool["inputSchema"]),
         title=title if isinstance(title, str) else None,
         server=spec.name,
+        annotations=annotations,
+        output_schema=copy.deepcopy(output_schema) if isinstance(output_schema, dict) else None,
     )

@@ -10,7 +10,14 @@ HTTP (optional headers) or in-memory (an in-process server). `watched` wraps the
 - when the server side closed (the process died, the connection broke);
 - lines on stdout that are not JSON-RPC (kept as samples for diagnostics);
 - tools in a `tools/list` page the SDK would reject: each is taken out of the page and
-  recorded, so one broken tool does not fail the whole listing.
+  recorded, so one broken tool does not fail the whole listing; a tool whose only fault is its
+  `outputSchema` stays, without the schema (recorded in `stripped`: it is a record for the
+  user, and the tool works without it);
+- requests the server sends the client (`on_server_request`), so one the SDK refuses for an
+  undeclared capability is noted on the call.
+
+`spawned_pid` reads the pid of the process the SDK's stdio transport started: the SDK does not
+expose it, and toolbench adds nothing to a server's environment to find it.
 """
 
 from __future__ import annotations
@@ -32,7 +39,6 @@ from mcp.types.methods import validate_server_result
 from pydantic import ValidationError
 
 from ._config import ServerSpec
-from ._procs import TOKEN_VAR
 
 _FALLBACK_VERSION = "2025-11-25"
 _NOISE_SAMPLES = 5
@@ -57,6 +63,8 @@ class WireMonitor:
         self.noise_count = 0
         self.noise: list[str] = []
         self.rejected: list[RejectedTool] = []
+        self.stripped: dict[str, str] = {}  # tool name -> why its outputSchema was taken out
+        self.on_server_request: Callable[[str], None] | None = None
         self._list_ids: set[str] = set()
 
     def outgoing(self, item: SessionMessage) -> bool:
@@ -76,6 +84,10 @@ class WireMonitor:
             self.noise = [*self.noise, _short(item)][-_NOISE_SAMPLES:]
             return item
         message = item.message
+        if isinstance(message, JSONRPCRequest):
+            if self.on_server_request is not None:
+                self.on_server_request(message.method)
+            return item
         if isinstance(message, JSONRPCResponse | JSONRPCError) and str(message.id) in self._list_ids:
             self._list_ids.discard(str(message.id))
             if isinstance(message, JSONRPCResponse):
@@ -92,14 +104,22 @@ class WireMonitor:
         if _wire_problem(version, {**rest, "tools": []}) is not None:
             return item  # the page itself is broken: let the SDK reject it as a whole
         kept: list[Any] = []
+        changed = False
         for tool in tools:
             problem = _wire_problem(version, {**rest, "tools": [tool]})
             if problem is None:
                 kept.append(tool)
                 continue
+            changed = True
             name = tool.get("name") if isinstance(tool, dict) else None
+            if isinstance(tool, dict) and "outputSchema" in tool and isinstance(name, str):
+                bare = {k: v for k, v in tool.items() if k != "outputSchema"}
+                if _wire_problem(version, {**rest, "tools": [bare]}) is None:
+                    self.stripped[name] = f"outputSchema breaks the MCP wire format ({problem[1]})"
+                    kept.append(bare)
+                    continue
             self.rejected.append(RejectedTool(name if isinstance(name, str) else None, *problem))
-        if len(kept) == len(tools):
+        if not changed:
             return item
         fixed = JSONRPCResponse(jsonrpc="2.0", id=message.id, result={**page, "tools": kept})
         return SessionMessage(message=fixed, metadata=item.metadata)
@@ -223,14 +243,14 @@ async def watched(
 
 
 def open_transport(
-    spec: ServerSpec, *, errlog: TextIO | None, token: str, monitor: WireMonitor
+    spec: ServerSpec, *, errlog: TextIO | None, monitor: WireMonitor
 ) -> AbstractAsyncContextManager[tuple[Any, Any]]:
     """The SDK transport for a registration (not yet entered)."""
     if spec.transport == "stdio":
         params = StdioServerParameters(
             command=spec.command[0],
             args=list(spec.command[1:]),
-            env={**(spec.env or {}), TOKEN_VAR: token},
+            env=dict(spec.env or {}),  # over the SDK's safe defaults; nothing of toolbench's own
             cwd=spec.cwd,
             encoding_error_handler="replace",
         )
@@ -242,6 +262,18 @@ def open_transport(
     from mcp.client._memory import InMemoryTransport  # the SDK's in-process double
 
     return InMemoryTransport(spec.server)
+
+
+def spawned_pid(transport: AbstractAsyncContextManager[Any]) -> int | None:
+    """The pid of the server process an entered SDK stdio transport started, or None.
+
+    `stdio_client` keeps the process in a local of its generator, suspended while the transport
+    is open; reading that frame is the one way in that changes nothing the server sees (an
+    environment marker leaked into the server's `env`, and a children diff races other spawns)."""
+    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+    process = frame.f_locals.get("process") if frame is not None else None
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) else None
 
 
 # The SDK's defaults for MCP over HTTP: 30 s to connect and write, 5 minutes to read a stream.

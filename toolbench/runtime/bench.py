@@ -84,7 +84,9 @@ class Workbench:
     def profile(self, value: Profile | str | Path) -> None:
         new = self._check_profile(_as_profile(value))
         self._check_new_enables(self._profile, new)
-        self._profile = new
+        old, self._profile = self._profile, new
+        if self._mcp is not None and new.workspace.visible_roots != old.workspace.visible_roots:
+            self._mcp.roots_changed()
 
     def _check_profile(self, profile: Profile) -> Profile:
         known = set(BUILTINS) | set(planned_diagnostics())
@@ -207,9 +209,12 @@ class Workbench:
     @property
     def mcp(self) -> McpManager:
         if self._mcp is None:
-            from ..mcp import McpManager
+            from ..mcp import McpManager, workspace_roots
 
-            self._mcp = McpManager(self._loop, self.workspace / ".toolbench" / "mcp")
+            # Servers are told the workspace folders the profile makes visible (the roots
+            # capability), read afresh at each roots/list.
+            self._mcp = McpManager(self._loop, self.workspace / ".toolbench" / "mcp", roots=lambda: workspace_roots(
+                self.workspace, self._profile.workspace.visible_roots))
         return self._mcp
 
     def catalog(self, scene: Scene | None = None) -> list[ToolDescriptor]:
@@ -288,7 +293,7 @@ class Workbench:
                 raise ToolError("extension.tool_unavailable",
                                 f"`{tool_id.name}` is no longer registered; use another tool.")
             return ext.invoke(args, timeout=inv.profile.tools.extension_timeout_seconds)
-        return self.mcp.call(tool_id, args)
+        return self.mcp.call(tool_id, args, call_id=call_id)
 
     def _rng(self, inv: Invocation) -> random.Random:
         rng = inv.state.get("rng")
