@@ -148,7 +148,8 @@ def test_a_fifo_put_where_a_file_was_is_refused_without_waiting(tmp_path: Path) 
         from toolbench.tools.workspace.patterns import read_ignore
         from toolbench.tools.workspace.search import _read
         os.mkfifo(work / "pipe")
-        report([_read(str(work / "pipe"), 1000), read_ignore(str(work / "pipe"))])
+        folder = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+        report([_read(folder, "pipe", 1000), read_ignore(folder, "pipe")])
     """, deadline=20.0)
     assert out == [None, None]
 

@@ -76,9 +76,13 @@ def test_names_that_are_not_utf8_are_matched_per_character(tmp_path) -> None:
 
 def test_an_ignore_file_is_read_only_when_regular_and_in_part_when_long(tmp_path) -> None:
     (tmp_path / "big").write_bytes(b"keep.txt\n" + b"#" * 100 + b"\n" + b"x\n" * patterns.MAX_IGNORE_BYTES)
-    found, notes = load_ignore(str(tmp_path / "big"), "work/.gitignore")
-    assert found is not None and found.matches("keep.txt") and notes
     (tmp_path / "real").write_text("secret.txt\n")
     os.symlink(tmp_path / "real", tmp_path / "link")
-    assert load_ignore(str(tmp_path / "link"), "link") == (None, [])  # a link is not followed, as git does
-    assert load_ignore(str(tmp_path / "missing"), "missing") == (None, [])
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        found, notes = load_ignore(folder, "work/.gitignore", "big")
+        assert found is not None and found.matches("keep.txt") and notes
+        assert load_ignore(folder, "link", "link") == (None, [])  # a link is not followed, as git does
+        assert load_ignore(folder, "missing", "missing") == (None, [])
+    finally:
+        os.close(folder)

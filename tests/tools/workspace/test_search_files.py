@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 
 def _files(ws) -> None:
     (ws / "work" / "a.md").write_text("alpha\nbeta\nGamma ray\ndelta\n")
@@ -53,15 +55,19 @@ def test_read_takes_whole_files_and_refuses_those_over_the_limit(tmp_path) -> No
     from toolbench.tools.workspace.search import _read
 
     sizes = (0, 10, _FIRST_READ - 1, _FIRST_READ, _FIRST_READ + 1, 3 * _FIRST_READ + 5)
-    for size in sizes:
-        path = tmp_path / f"f{size}"
-        path.write_bytes(bytes(i % 251 for i in range(size)))
-        assert _read(str(path), 10**9) == path.read_bytes()
-        assert _read(str(path), size) == path.read_bytes()  # exactly at the limit
-        if size:
-            assert _read(str(path), size - 1) is None
-    assert _read(str(tmp_path / "missing"), 100) is None
-    assert _read(str(tmp_path), 100) is None  # a folder
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for size in sizes:
+            path = tmp_path / f"f{size}"
+            path.write_bytes(bytes(i % 251 for i in range(size)))
+            assert _read(folder, path.name, 10**9) == path.read_bytes()
+            assert _read(folder, path.name, size) == path.read_bytes()  # exactly at the limit
+            if size:
+                assert _read(folder, path.name, size - 1) is None
+        assert _read(folder, "missing", 100) is None
+        assert _read(folder, ".", 100) is None  # a folder
+    finally:
+        os.close(folder)
 
 
 def test_a_hit_past_the_first_read_is_found(call) -> None:

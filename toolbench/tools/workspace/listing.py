@@ -1,10 +1,13 @@
 """`workspace.list_files` and `workspace.glob`: what is in the workspace, paged.
 
-Both say when an ignore file met on the walk was used only in part (a `Note:` line, and
-`notes` in the structured result); a glob pattern is echoed cut to 200 characters."""
+Both list names only, through `walk` (folders opened by descriptor beneath the workspace, so
+nothing outside is listed). Both say when an ignore file met on the walk was used only in part
+(a `Note:` line, and `notes` in the structured result); a glob pattern is echoed cut to 200
+characters."""
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any
 
 from ...core.arguments import quote
@@ -14,7 +17,7 @@ from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput
 from .paths import Workspace
 from .patterns import PatternError, compile_glob
-from .walk import Entry, walk
+from .walk import Entry, is_folder, walk
 
 MAX_DEPTH = 4
 DEFAULT_RESULTS = 200
@@ -85,14 +88,14 @@ def list_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     ws = Workspace.of(ctx)
     res = ws.existing(args.get("path", ""))
     offset, limit = args.get("offset", 0), args.get("max_results", DEFAULT_RESULTS)
-    if not res.real.is_dir():
+    if not is_folder(ws, res):
         line = res.display
         return ToolOutput(content=f"List: {line} is a file\n\n{line}",
                           structured={"path": res.display, "targetKind": "file", "entries": [line], "total": 1,
                                       "offset": 0, "hasMore": False})
     notes: list[str] = []
-    items = iter(walk(ws, res, max_depth=args.get("depth", 2), notes=notes))
-    page, total = _page(items, offset, limit)
+    with closing(walk(ws, res, max_depth=args.get("depth", 2), notes=notes)) as items:
+        page, total = _page(items, offset, limit)
     has_more = offset + len(page) < total
     lines = [f"List: {res.display} (entries {offset + 1}-{offset + len(page)} of {total})" if page
              else f"List: {res.display} ({total} entries; none from offset {offset})"]
@@ -123,16 +126,19 @@ def glob(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
                         structured={"pattern": quote(pattern)}) from exc
     res = ws.existing(args.get("path", ""))
     note = ""
-    if not res.real.is_dir():
+    if not is_folder(ws, res):
         parent = res.rel.rsplit("/", 1)[0] if "/" in res.rel else ""
         note = f" (`{res.display}` is a file; searched its folder)"
         res = ws.existing(parent)
     prefix = len(res.rel) + 1 if res.rel else 0
     offset, limit = args.get("offset", 0), args.get("max_results", DEFAULT_RESULTS)
     notes: list[str] = []
-    items = iter(()) if spec is None else (  # None: a comment or blank pattern, which matches nothing
-        e.rel for e in walk(ws, res, notes=notes) if e.kind == "file" and spec.matches(e.rel[prefix:]))
-    page, total = _page(items, offset, limit)
+    page: list[str] = []
+    total = 0
+    if spec is not None:  # None: a comment or blank pattern, which matches nothing
+        with closing(walk(ws, res, notes=notes)) as entries:
+            page, total = _page((e.rel for e in entries if e.kind == "file" and spec.matches(e.rel[prefix:])),
+                                offset, limit)
     has_more = offset + len(page) < total
     lines = [f"Glob: {quote(pattern)} in {res.display}{note}: {total} file(s)", *page]
     if has_more:

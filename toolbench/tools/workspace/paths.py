@@ -18,8 +18,9 @@ exist each is addressed by its own bytes. A file or folder that does not exist y
 with the NFC spelling of its name.
 
 `locate` gives a `Located` (its descriptors held until it is closed) for tools that go on
-working on the disk (`files.open_file`); `resolve`, `existing` and `file` give a `Resolved`
-path for tools that only need where a path lands.
+working on the disk (`files.open_file`); `open_dir` gives a folder's descriptor for the walking
+tools (`walk`); `resolve`, `existing` and `file` give a `Resolved` path for tools that only need
+where a path lands.
 
 Skills are resolved through the skills directory instead of being copied: `skills/<name>/x`
 is `<skills_dir>/<name>/x` when `<skills_dir>/<name>/SKILL.md` exists. Nothing is copied, so
@@ -29,6 +30,7 @@ the view is never stale and a skill can never be modified through the workspace.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -48,6 +50,7 @@ MAX_PATH_CHARS: Final = 1024
 MAX_SEGMENT_BYTES: Final = 255
 SKILLS_ROOT: Final = "skills"
 SKILL_FILE: Final = "SKILL.md"
+_OPEN_TRIES: Final = 8  # a folder on the way that keeps turning into a link between the walk and the open
 
 
 def _invalid(raw: str, why: str, field: str) -> ToolError:
@@ -272,6 +275,60 @@ class Workspace:
         else:
             real = folder.joinpath(*spot.parts, spot.name, *spot.rest)
         return Located(Resolved(rel, real, SKILLS_ROOT, False), spot)
+
+    def open_dir(self, raw: object, *, field: str = "path",
+                 visit: Callable[[int, str], None] | None = None) -> int:
+        """A descriptor of the folder `raw` names, opened beneath the workspace; the caller closes it.
+
+        The folder is found as `locate` finds it (links inside followed, visibility judged on
+        the root really entered), then opened going down from the base folder (the workspace's,
+        or the skill's for `skills/<name>/...`) one real name at a time with O_NOFOLLOW, so
+        what is opened lies beneath the base whatever is swapped meanwhile. `visit(fd, shown)`
+        is called for each folder on the way down, the base first and the folder itself last,
+        while `fd` is open; `shown` is its workspace path as found on the disk ("" for the
+        workspace folder). workspace.* ToolError when the path is missing or not visible;
+        workspace.io_error when it is not a folder or keeps changing. The workspace folder
+        itself ("") is not opened (it holds the runtime folders): path_not_visible."""
+        segs = split_path(raw, field=field, host_prefix=str(self.base))
+        if not segs:
+            raise ToolError("workspace.path_not_visible", "The workspace folder itself is not opened; "
+                            "name one of its roots.", structured={"path": "."})
+        for _ in range(_OPEN_TRIES):
+            with self._locate(segs, raw, field) as loc:
+                fd = self._descend(loc, segs, visit)
+            if fd is not None:
+                return fd
+        rel = "/".join(segs)
+        raise ToolError("workspace.io_error", f"`{rel}` kept changing while it was opened; try again.",
+                        structured={"path": rel})
+
+    def _descend(self, loc: Located, segs: tuple[str, ...], visit: Callable[[int, str], None] | None) -> int | None:
+        """The folder `loc` found, opened from its base by real names; None when one changed meanwhile."""
+        spot, rel = loc.spot, loc.res.rel
+        if not spot.exists:
+            raise self.missing_at(loc)
+        if spot.st is None or not stat.S_ISDIR(spot.st.st_mode):
+            raise io_error(rel, OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), "listed")
+        names = (*spot.parts, spot.name) if spot.name is not None else spot.parts
+        fds = [spot.base_fd]  # loc's: closed with it
+        try:
+            for name in names:
+                try:
+                    fds.append(os.open(name, beneath.DIR_FLAGS, dir_fd=fds[-1]))
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                        return None
+                    raise io_error(rel, exc, "opened") from exc
+            if visit is not None:
+                shown = "" if segs[0] != SKILLS_ROOT else "/".join(segs[:2])  # the base's workspace path
+                visit(fds[0], shown)
+                for fd, name in zip(fds[1:], names, strict=True):
+                    shown = f"{shown}/{name}" if shown else name
+                    visit(fd, shown)
+            return fds.pop() if len(fds) > 1 else os.dup(spot.base_fd)
+        finally:
+            for fd in fds[1:]:
+                os.close(fd)
 
     def resolve(self, raw: object, *, field: str = "path", write: bool = False) -> Resolved:
         """Confine `raw` to the workspace (it may not exist); raise a workspace.* ToolError when it cannot be.

@@ -145,14 +145,14 @@ def compile_lines(lines: Iterable[str]) -> tuple[PatternSet | None, list[str]]:
     return builder.build(), skipped
 
 
-def read_ignore(path: str) -> tuple[bytes, bool] | None:
-    """The bytes of the ignore file at `path` (whole lines, at most MAX_IGNORE_BYTES) and
-    whether it was cut there.
+def read_ignore(dir_fd: int, name: str = ".gitignore") -> tuple[bytes, bool] | None:
+    """The bytes of the ignore file `name` in the folder `dir_fd` (whole lines, at most
+    MAX_IGNORE_BYTES) and whether it was cut there.
 
     None when there is no regular file there: a link is not followed (git does not follow a
     linked `.gitignore` either), and a FIFO or device is never read (O_NONBLOCK, then fstat)."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
     except OSError:
         return None
     try:
@@ -176,9 +176,9 @@ def _compile_ignore(data: bytes) -> tuple[PatternSet | None, tuple[str, ...]]:
     return found, tuple(skipped)
 
 
-def load_ignore(path: str, shown: str) -> tuple[PatternSet | None, list[str]]:
-    """The ignore file at host `path` (`shown` is its workspace path): (set, notes for the model)."""
-    read = read_ignore(path)
+def load_ignore(dir_fd: int, shown: str, name: str = ".gitignore") -> tuple[PatternSet | None, list[str]]:
+    """The ignore file `name` in the folder `dir_fd` (`shown` is its workspace path): (set, notes for the model)."""
+    read = read_ignore(dir_fd, name)
     if read is None:
         return None, []
     data, cut = read

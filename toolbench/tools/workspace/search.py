@@ -1,14 +1,17 @@
 """`workspace.search_files`: find text (plain or regex) in workspace files, with context lines.
 
 Files are read one at a time as bytes (`os.read`), and only regular ones (O_NONBLOCK and
-O_NOFOLLOW, then fstat: a FIFO can neither block the call nor be read). `search_plan` says how
-to scan them: a file holding none of the pattern's required literals is skipped undecoded;
-when no match can span lines, only the lines holding one are checked; anything else runs the
-RE2 query over the file's bytes. Regular expressions take Python `re` syntax without the
-parts only a backtracking engine can run (backreferences, lookaround, ...), so no pattern
-can take more than linear time. Binaries (NUL in the first 8 KiB) and files over the size
-limit are skipped. The scan stops as soon as one match more than `limit` is found, so
-`hasMore` costs nothing extra. The query and glob are echoed cut to 200 characters.
+O_NOFOLLOW, then fstat: a FIFO can neither block the call nor be read), each opened from the
+descriptor of its folder that the walk holds (`walk`; a single-file target from the one
+`Workspace.locate` holds): nothing is opened by host path, so nothing outside can be read.
+`search_plan` says how to scan them: a file holding none of the pattern's required literals
+is skipped undecoded; when no match can span lines, only the lines holding one are checked;
+anything else runs the RE2 query over the file's bytes. Regular expressions take Python `re`
+syntax without the parts only a backtracking engine can run (backreferences, lookaround,
+...), so no pattern can take more than linear time. Binaries (NUL in the first 8 KiB) and
+files over the size limit are skipped. The scan stops as soon as one match more than
+`limit` is found, so `hasMore` costs nothing extra. The query and glob are echoed cut to
+200 characters.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Generator
+from contextlib import closing
 from typing import Any, Final
 
 from ...core.arguments import quote
@@ -95,17 +99,22 @@ def _plan(query: str, regex: bool, case_sensitive: bool) -> Plan:
                         "engine; search for a shorter pattern.", structured=shown) from exc
 
 
-def _targets(ws: Workspace, res: Resolved, glob: str | None, notes: list[str]) -> Iterator[tuple[str, str]]:
-    """(workspace path, host path) of each file to search."""
-    if not res.real.is_dir():
-        try:
-            mode = os.stat(res.real).st_mode
-        except OSError:
-            mode = stat.S_IFREG  # gone since it was resolved: _read reports it as unreadable
-        if not stat.S_ISREG(mode):
-            raise ToolError("workspace.file_not_regular", f"`{res.display}` is not a regular file (a FIFO, socket "
-                            "or device); search a folder or a regular file.", structured={"path": res.display})
-        return iter([(res.rel, str(res.real))])  # a single-file target ignores `glob`
+def _targets(ws: Workspace, res: Resolved, glob: str | None, notes: list[str]
+             ) -> Generator[tuple[str, int, str], None, None]:
+    """(workspace path, folder descriptor, name) of each file to search, all opened beneath the
+    workspace; the descriptor is valid until the next file is asked for."""
+    if res.rel:
+        with ws.locate(res.rel) as loc:
+            spot, st = loc.spot, loc.spot.st
+            if not spot.exists or st is None:
+                raise ws.missing_at(loc)  # gone since it was resolved
+            if not stat.S_ISDIR(st.st_mode):
+                if not stat.S_ISREG(st.st_mode) or spot.name is None:
+                    raise ToolError("workspace.file_not_regular", f"`{res.display}` is not a regular file (a FIFO, "
+                                    "socket or device); search a folder or a regular file.",
+                                    structured={"path": res.display})
+                yield res.rel, spot.dir_fd, spot.name  # a single-file target ignores `glob`
+                return
     spec = None
     if glob:
         pattern = glob.strip()
@@ -115,10 +124,11 @@ def _targets(ws: Workspace, res: Resolved, glob: str | None, notes: list[str]) -
             raise ToolError("workspace.glob_invalid", f"`glob` {quote(pattern)!r} cannot be used: {exc}.",
                             structured={"glob": quote(pattern)}) from exc
         if spec is None:  # a comment or blank: it matches no file
-            return iter(())
+            return
     prefix = len(res.rel) + 1 if res.rel else 0
-    return ((e.rel, e.path) for e in walk(ws, res, notes=notes) if e.kind == "file"
-            and (spec is None or spec.matches(e.rel[prefix:])))
+    for e in walk(ws, res, notes=notes):
+        if e.kind == "file" and (spec is None or spec.matches(e.rel[prefix:])):
+            yield e.rel, e.dir_fd, e.name
 
 
 def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
@@ -129,27 +139,27 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     plan = _plan(query, regex, case_sensitive)
     res = ws.existing(args.get("path", ""))
     notes: list[str] = []
-    targets = _targets(ws, res, args.get("glob"), notes)
     max_bytes = ws.settings.max_file_bytes
     hits: list[tuple[str, list[str], list[int]]] = []  # (path, lines, matched line indexes)
     found = scanned = skipped = 0
     has_more = False
-    for rel, host in targets:
-        check_deadline()
-        data = _read(host, max_bytes)
-        if data is None:
-            skipped += 1
-            continue
-        scanned += 1
-        if data.find(b"\x00", 0, 8192) >= 0:
-            skipped += 1
-            continue
-        matched, has_more = _scan(plan, data, limit - found)
-        if matched:
-            found += len(matched)
-            hits.append((rel, split_lines(data.decode("utf-8", "replace")), matched))
-        if has_more:
-            break
+    with closing(_targets(ws, res, args.get("glob"), notes)) as targets:  # closing: the walk's folders too
+        for rel, dir_fd, name in targets:
+            check_deadline()
+            data = _read(dir_fd, name, max_bytes)
+            if data is None:
+                skipped += 1
+                continue
+            scanned += 1
+            if data.find(b"\x00", 0, 8192) >= 0:
+                skipped += 1
+                continue
+            matched, has_more = _scan(plan, data, limit - found)
+            if matched:
+                found += len(matched)
+                hits.append((rel, split_lines(data.decode("utf-8", "replace")), matched))
+            if has_more:
+                break
     return _render(query, res.display, regex, case_sensitive, hits, found, has_more, context, scanned, skipped,
                    notes)
 
@@ -158,15 +168,17 @@ _OPEN_FLAGS: Final = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, 
                       | getattr(os, "O_CLOEXEC", 0))
 
 
-def _read(host: str, max_bytes: int) -> bytes | None:
-    """The file's bytes; None when it cannot be read, is not a regular file or is over `max_bytes`.
+def _read(dir_fd: int, name: str, max_bytes: int) -> bytes | None:
+    """The bytes of the file `name` in the folder `dir_fd`; None when it cannot be read, is not
+    a regular file or is over `max_bytes`.
 
     os.open/os.read: io.open's buffered file object costs more than reading a small file.
-    O_NONBLOCK|O_NOFOLLOW, then fstat before any read: a FIFO, device or link put where the
-    walk saw a file is refused, never waited on. One read of the fstat size plus one byte: a
-    short read is the end of the file, a full one means it grew (then the rest is read)."""
+    Relative to the folder's descriptor, O_NONBLOCK|O_NOFOLLOW, then fstat before any read: a
+    FIFO, device or link put where the walk saw a file is refused, never waited on, and no
+    folder on the way can be swapped. One read of the fstat size plus one byte: a short read
+    is the end of the file, a full one means it grew (then the rest is read)."""
     try:
-        fd = os.open(host, _OPEN_FLAGS)
+        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
     except OSError:
         return None
     try:
