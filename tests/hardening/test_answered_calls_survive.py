@@ -174,3 +174,64 @@ def test_a_read_only_workspace_is_a_storage_error_not_an_os_error(tmp_path: Path
     with pytest.raises(ToolbenchError) as fresh:
         Workbench(tmp_path / "ws" / "new")  # its folders cannot be made
     assert fresh.value.code == "storage.not_writable"
+
+
+def test_a_short_write_to_the_run_log_does_not_tear_the_lines_after_it(make_bench, monkeypatch):
+    bench = make_bench()
+    inv = bench.invocation("session")
+    inv.call("dice_roll", {"formula": "1d6"})
+    log_fd = inv._log._fd
+    real_write = os.write
+    cut = []
+
+    def short_once(fd, data):
+        if fd == log_fd and not cut:
+            cut.append(True)
+            return real_write(fd, data[:20])  # the disk filled part way through the line
+        return real_write(fd, data)
+
+    monkeypatch.setattr(records.os, "write", short_once)
+    with pytest.raises(ToolbenchError):
+        inv.call("dice_roll", {"formula": "1d6"})
+    monkeypatch.undo()
+    for _ in range(2):
+        inv.call("dice_roll", {"formula": "1d6"})
+    bench.flush()
+    fresh = make_bench("ws").open_invocation(inv.id)
+    assert [r.to_json() for r in fresh.records] == [r.to_json() for r in inv.records]
+    assert len(fresh.records) == 3
+
+
+def test_reopen_keeps_a_text_attachment(make_bench):
+    from toolbench import Attachment, ToolOutput
+
+    bench = make_bench()
+    bench.register_tool("e", lambda: ToolOutput("see the file", attachments=[Attachment("blob", "text/plain", b"hi")]),
+                        name="note")
+    bench.profile = Profile.default().edit(allow=["extension/e:note"])
+    inv = bench.invocation("session")
+    [ref] = inv.call("note", {}).attachments
+    assert ref.path.endswith(".txt")
+    bench.close()
+    with Workbench(bench.workspace, profile=bench.profile) as again:
+        again.open_invocation(inv.id)
+        assert (bench.workspace / ref.path).read_bytes() == b"hi"
+
+
+def test_concurrent_calls_log_their_budget_in_order(make_bench):
+    import threading
+
+    bench = make_bench(profile=Profile.default().edit(allow=["builtin:dice.roll"], max_calls_per_run=10_000))
+    inv = bench.invocation("session")
+
+    def roll():
+        for _ in range(300):
+            inv.call("dice_roll", {"formula": "1d6"})
+
+    threads = [threading.Thread(target=roll) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    totals = [e["gate"]["totalCalls"] for e in records.read_log(inv._dir) if "record" in e]
+    assert totals == sorted(totals) and totals[-1] == 900

@@ -105,3 +105,12 @@ def test_python_values_json_cannot_hold_are_invalid_arguments_not_exceptions(ben
     result = inv.call("dice_roll", arguments)
     assert result.error_code == "tool.invalid_arguments"
     assert len(result.content) < 1_000
+
+
+@pytest.mark.parametrize("depth", [129, 300, 990])
+def test_arguments_nested_past_the_limit_are_invalid_with_the_reason(bench: Workbench, depth: int):
+    inv = bench.invocation("session")
+    result = inv.call("dice_roll", '{"a":' + "[" * depth + "]" * depth + "}")
+    assert result.error_code == "tool.invalid_arguments"
+    assert "nested" in result.content  # "nested deeper than 128 levels", or too deep to parse at all
+    assert ToolArguments.decode('{"a": "' + "[" * 500 + '"}').is_valid  # brackets in a string do not nest

@@ -6,6 +6,8 @@ invalid and keeps its raw text verbatim, so it can be quoted back and stored as 
 handed in directly is copied through JSON, so it is exactly what the same JSON text would give.
 JSON means RFC 8259: `NaN`, `Infinity` and numbers past a float's range (`1e400`) are not
 JSON, and providers refuse them when the arguments are replayed, so they are invalid here.
+Arguments nested deeper than `MAX_DEPTH` levels are invalid too: valid JSON, but past what the
+serialisers behind the records, the schema checks and the MCP SDK take (about 255 levels).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Final
 from .errors import ToolError
 
 INVALID_ARGUMENTS_QUOTE_CHARS: Final = 200
+MAX_DEPTH: Final = 128  # levels of arrays and objects (module doc)
 
 
 class _Missing:
@@ -62,7 +65,8 @@ class ToolArguments:
             # Through JSON, as the wire would carry it: the caller's later changes to its dict
             # cannot reach the record, and a value JSON cannot hold is invalid, as on the wire.
             try:
-                return cls(_loads(json.dumps(wire, allow_nan=False)), None)
+                text = json.dumps(wire, allow_nan=False)
+                return cls(_loads(text), None) if not _too_deep(text) else cls(None, _compact(wire))
             except (TypeError, ValueError, RecursionError):
                 return cls(None, _compact(wire))
         if isinstance(wire, str):
@@ -71,6 +75,8 @@ class ToolArguments:
             try:
                 parsed = _loads(wire)
             except (ValueError, RecursionError):
+                return cls(None, wire)
+            if _too_deep(wire):
                 return cls(None, wire)
             if parsed is None:
                 return cls({}, None)
@@ -145,7 +151,8 @@ def invalid_arguments_message(raw: str) -> str:
 
 
 def _why_not_json(raw: str) -> str:
-    """` (not JSON: <reason>)` for text that does not parse, so the model knows what to fix."""
+    """Why `raw` is not an argument object (` (not JSON: <reason>)`, or too deep), so the model
+    knows what to fix; "" when it parses (it is then simply not an object)."""
     try:
         _loads(raw)
     except RecursionError:
@@ -155,6 +162,8 @@ def _why_not_json(raw: str) -> str:
         if "integer string conversion" in reason:  # Python's own limit; the advice it gives is not the model's
             reason = f"an integer has over {sys.get_int_max_str_digits()} digits"
         return f" (not JSON: {quote(reason)})"
+    if _too_deep(raw):
+        return f" (nested deeper than {MAX_DEPTH} levels of arrays and objects; send flatter arguments)"
     return ""
 
 
@@ -167,6 +176,32 @@ def _finite(token: str) -> float:
     if number in (float("inf"), float("-inf")):
         raise ValueError(f"{token} is past the range of a JSON number a provider accepts")
     return number
+
+
+def _too_deep(text: str) -> bool:
+    """Whether the JSON `text` nests arrays and objects deeper than MAX_DEPTH.
+
+    Text with fewer brackets than that cannot, so the common case costs two counts."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in text:  # brackets inside strings do not count
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
 
 
 def _loads(text: str) -> Any:

@@ -67,18 +67,18 @@ class CappedLog:
 
     The child writes to a pipe (`writer`, handed to the SDK as errlog); a daemon thread copies
     the pipe to the log and always drains it, so the child never blocks on its stderr. Call
-    `close()` once the child has been started: the copy ends when the child's end closes."""
+    `close()` when the connection ends: the copy then ends once the child's end closes too."""
 
     def __init__(self, path: Path, max_bytes: int = LOG_MAX_BYTES) -> None:
         self.path = path
         self.max_bytes = max_bytes
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}.1")
+        self._log = open(path, "wb")  # noqa: SIM115 (closed by the copy thread); first, so a failure leaks no pipe
+        self._size = 0
         read_fd, write_fd = os.pipe()
         self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
         self._thread = threading.Thread(target=self._copy, args=(read_fd,), name="toolbench-mcp-stderr", daemon=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{path}.1")
-        self._log = open(path, "wb")  # noqa: SIM115 (closed by the copy thread)
-        self._size = 0
         self._thread.start()
 
     def _copy(self, read_fd: int) -> None:

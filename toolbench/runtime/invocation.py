@@ -430,9 +430,8 @@ class Invocation:
             self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
         # The log line is the record of the answer: written before the call returns, so a
         # crash right after loses nothing that was answered (record files are rebuilt from it).
-        entry = {"record": record.to_log(), "gate": self._gate.to_json(), "blocked": self.blocked}
-        with self._lock:
-            self._log.append(entry)
+        with self._lock:  # the gate's counters as of this line: the last line holds the highest
+            self._log.append({"record": record.to_log(), "gate": self._gate.to_json(), "blocked": self.blocked})
             self._records.append(record)
         return result
 

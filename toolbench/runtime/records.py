@@ -10,6 +10,7 @@ the round's calls run). Readers skip the kinds they do not know, so older logs s
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -113,16 +114,20 @@ class RunLog:
                 _drop_torn_tail(self.path)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
             written = os.write(self._fd, line)
-            if written != len(line):  # a full disk part way through: the tail is cut on the next open
+            if written != len(line):  # a full disk part way through
                 raise OSError(errno.ENOSPC, f"wrote {written} of {len(line)} bytes")
         except OSError as exc:
+            # Part of the line may be on disk: the next append opens the log again, which first
+            # cuts that torn tail, so the next line does not join it.
+            self.close()
             message = f"cannot append to {self.path}: {exc.strerror or exc}"
             raise ToolbenchError("storage.write_failed", message) from exc
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _drop_torn_tail(path: Path) -> None:

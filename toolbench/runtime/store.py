@@ -31,6 +31,7 @@ RUNTIME_DIR = ".toolbench"
 IDLE_SECONDS = 0.05
 MAX_DEFERRED = 4096
 _ROUND = re.compile(r"\.?round-(\d+)-")  # record files, and their temp files (`.<name>.<12 hex>.tmp`)
+_READABLE = re.compile(r"round-\d+-call_[0-9a-f]{16}\.txt")  # an externalised result (not an attachment)
 
 
 class Store:
@@ -70,7 +71,7 @@ class Store:
                 if name.startswith(".") and name.endswith(".tmp"):
                     _unlink(folder / name)
                     continue
-                if root == RESULTS_ROOT and name.endswith(".txt") and name[:-4] + ".json" not in names:
+                if root == RESULTS_ROOT and _READABLE.fullmatch(name) and name[:-4] + ".json" not in names:
                     _unlink(folder / name)
                     continue
                 match = _ROUND.match(name)
