@@ -111,11 +111,13 @@ def write_atomic(path: Path, text: str | bytes, *, durable: bool = True) -> None
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        tmp = None  # it is the target now
     except OSError as exc:
+        raise ToolbenchError("storage.write_failed", f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:  # any failure, an interrupt too, takes the temp file back
         if tmp is not None:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-        raise ToolbenchError("storage.write_failed", f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def write_once(path: Path, text: str | bytes, *, read_only: bool = True) -> None:

@@ -376,3 +376,19 @@ def test_a_folder_locked_by_another_process_times_out_instead_of_freezing(tmp_pa
                 "written": (bench.workspace / "work" / "a.txt").exists()})
     """, tmp_path, deadline=30)
     assert result["code"] == "tool.timeout" and result["seconds"] < 10 and not result["written"], result
+
+
+def test_a_write_past_the_file_size_limit_is_refused(tmp_path: Path) -> None:
+    # The shell is never handed a file over max_file_bytes, so the file tools never make one.
+    from toolbench import Profile, Workbench
+
+    profile = Profile.default().edit(workspace={"max_file_bytes": 1024})
+    with Workbench(tmp_path / "ws", profile=profile) as bench:
+        inv = bench.invocation("chat")
+        big = inv.call("workspace_write_file", {"path": "work/sub/big.txt", "content": "x" * 5000})
+        assert big.error_code == "workspace.file_too_large"
+        assert not (bench.workspace / "work" / "sub" / "big.txt").exists()
+        assert inv.call("workspace_write_file", {"path": "work/a.txt", "content": "y" * 1000}).error_code is None
+        more = inv.call("workspace_write_file", {"path": "work/a.txt", "content": "y" * 100, "mode": "append"})
+        assert more.error_code == "workspace.file_too_large"
+        assert (bench.workspace / "work" / "a.txt").read_text() == "y" * 1000

@@ -277,16 +277,10 @@ def entry(dir_fd: int, seg: str) -> tuple[str, os.stat_result | None]:
     return nfc, None
 
 
-def names(dir_fd: int, name: str | None = None) -> list[str]:
-    """The entries of the folder `dir_fd` (or of its subfolder `name`, not followed); [] if unlistable."""
+def names(dir_fd: int) -> list[str]:
+    """The entries of the folder `dir_fd`; [] if it cannot be listed."""
     try:
-        if name is None:
-            return os.listdir(dir_fd)
-        fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
-        try:
-            return os.listdir(fd)
-        finally:
-            os.close(fd)
+        return os.listdir(dir_fd)
     except OSError:
         return []
 

@@ -93,10 +93,19 @@ class OpenFile:
         assert self.st is not None
         return version_of(self.st.st_mtime_ns, data)
 
-    def replace(self, text: str) -> tuple[bytes, Version]:
+    def replace(self, ws: Workspace, text: str) -> tuple[bytes, Version]:
         """Atomic replace (temp file in the same folder, rename); gives the bytes written and
-        their version. A storage failure becomes workspace.io_error for the model."""
+        their version. A storage failure becomes workspace.io_error for the model.
+
+        A file over the profile's max_file_bytes is refused (workspace.file_too_large): the file
+        tools could not read it back, and the shell must never be handed one."""
         data = encode_text(text)
+        limit = ws.settings.max_file_bytes
+        if len(data) > limit:
+            raise ToolError("workspace.file_too_large",
+                            f"`{self.res.display}` would have {len(data)} bytes, over the {limit}-byte limit of the "
+                            "file tools; write it in smaller files.",
+                            structured={"path": self.res.display, "sizeBytes": len(data)})
         spot = self.loc.spot
         assert spot.name is not None
         try:

@@ -72,7 +72,7 @@ def _patch(ctx: ToolContext, ws: Workspace, f: OpenFile, args: dict[str, Any]) -
         lines[0] = f"Dry run (nothing written): {res.display}"
         return ToolOutput(content="\n".join(lines) + "\n\n" + (diff or "(no change)"), structured=structured)
     total = count_lines(result.text)
-    version = note_written(ctx, res, f.replace(result.text)[1], total)
+    version = note_written(ctx, res, f.replace(ws, result.text)[1], total)
     structured.update(totalLines=total, **version_json(version))
     return ToolOutput(content="\n".join(lines), structured=structured, resource_refs=(res.display,))
 

@@ -394,11 +394,6 @@ class Workspace:
             names = [n for n in names if n in self.settings.visible_roots]
         return self.not_found(rel, spot.name or rel, names)
 
-    def missing(self, res: Resolved) -> ToolError:
-        """file_not_found for `res` (located again), with did-you-mean names."""
-        with self.locate(res.rel) as loc:
-            return self.missing_at(loc)
-
     def writable(self, res: Resolved) -> Resolved:
         if not res.writable:
             raise ToolError("workspace.path_not_writable",

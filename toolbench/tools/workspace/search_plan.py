@@ -35,6 +35,9 @@ FOLD_SPECIALS = {"i": ("\u0130".encode(), "\u0131".encode()), "k": ("\u212a".enc
 _LINE_SAFE_CATEGORIES = frozenset({sre.CATEGORY_DIGIT, sre.CATEGORY_WORD, sre.CATEGORY_NOT_SPACE})
 _REPEATS = frozenset({sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT})
 _SMALL_SET = 8  # a class of up to this many characters serves as single-character needles
+# The prefilter costs a pass over the file per needle: past this many alternatives the one
+# linear RE2 pass is cheaper (a query of 2,500 alternatives took minutes per file, GIL held).
+_MAX_NEEDLES = 16
 _CASE_SCAN_BUDGET = 100_000  # characters of ranges _has_case looks at before it assumes case
 
 
@@ -252,7 +255,7 @@ def _as_needle(text: str, fold: bool) -> bytes:
 
 def _needles(items: Any, fold: bool) -> tuple[bytes, ...]:
     candidates = [tuple(dict.fromkeys(_as_needle(t, fold) for t in s)) for s in _required(items)]
-    candidates = [s for s in candidates if all(s)]
+    candidates = [s for s in candidates if all(s) and len(s) <= _MAX_NEEDLES]
     if not candidates:
         return ()
     return max(candidates, key=lambda s: (min(map(len, s)), -len(s)))

@@ -73,7 +73,7 @@ def write_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
                 knew = knows(ctx, res, current)
         else:
             text = content
-        version = f.replace(text)[1]
+        version = f.replace(ws, text)[1]
     lines = count_lines(text)
     if knew:
         note_written(ctx, res, version, lines)
