@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from tests.tools.workspace.test_search_plan import reference as search_reference
 from toolbench.tools.workspace import charsets
 from toolbench.tools.workspace.regex_translate import Marks, Unsupported, mark_text, translate
 from toolbench.tools.workspace.search import _scan
@@ -26,24 +27,8 @@ TEXT = "ab kI\u0130\u0131\u212a\u017f é界_1\u0663-\n\x1c"
 
 
 def reference(pattern: str, case_sensitive: bool, data: bytes) -> list[int]:
-    """The search as `re` ran it: the whole decoded file, one hit per line (see test_search_plan)."""
-    flags = re.MULTILINE | (0 if case_sensitive else re.IGNORECASE)
-    compiled = re.compile(pattern, flags)
-    text = data.decode("utf-8", "replace")
-    out, pos, line_no, counted_to = [], 0, 0, 0
-    while pos <= len(text):
-        m = compiled.search(text, pos)
-        if m is None or (m.start() == len(text) and (not text or text.endswith("\n"))):
-            break
-        line_no += text.count("\n", counted_to, m.start())
-        counted_to = m.start()
-        out.append(line_no)
-        nl = text.find("\n", m.start())
-        if nl < 0:
-            break
-        line_no += text.count("\n", counted_to, nl + 1)
-        pos = counted_to = nl + 1
-    return out
+    """The search as `re` ran it: the whole decoded file, one hit per line (test_search_plan's oracle)."""
+    return search_reference(pattern, True, case_sensitive, data)
 
 
 @settings(max_examples=600, deadline=None)
