@@ -44,7 +44,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -139,33 +139,24 @@ def _survey(mounts: tuple[Mount, ...], max_file_bytes: int) -> _Survey:
             continue
         if mount.writable:
             _SEEN_ROOTS.add(root)
-        stack = [(root, mount.guest_path)]
-        while stack:
-            host, guest = stack.pop()
+        for entry, path in _entries(root, mount.guest_path):
+            visited += 1
+            if visited > _MAX_SURVEY_ENTRIES:
+                return _Survey(refusal=(
+                    f"the mounted roots hold over {_MAX_SURVEY_ENTRIES:,} entries, more than the shell checks "
+                    "for files it must not open; only commands that open no file (ls, stat, rm, ...) run"))
             try:
-                entries = os.scandir(host)
-            except OSError:
+                if entry.is_dir(follow_symlinks=False):
+                    continue
+                if entry.is_symlink():
+                    if not mount.writable:
+                        links.append((entry.path, path))
+                elif not entry.is_file(follow_symlinks=False):
+                    hazards.append((mount, entry.path, path, "a FIFO, socket or device"))
+                elif (size := entry.stat(follow_symlinks=False).st_size) > max_file_bytes:
+                    hazards.append((mount, entry.path, path, f"{size:,} bytes"))
+            except OSError:  # removed while we looked
                 continue
-            with entries:
-                for entry in entries:
-                    visited += 1
-                    if visited > _MAX_SURVEY_ENTRIES:
-                        return _Survey(refusal=(
-                            f"the mounted roots hold over {_MAX_SURVEY_ENTRIES:,} entries, more than the shell checks "
-                            "for files it must not open; only commands that open no file (ls, stat, rm, ...) run"))
-                    path = f"{guest}/{entry.name}"
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, path))
-                        elif entry.is_symlink():
-                            if not mount.writable:
-                                links.append((entry.path, path))
-                        elif not entry.is_file(follow_symlinks=False):
-                            hazards.append((mount, entry.path, path, "a FIFO, socket or device"))
-                        elif (size := entry.stat(follow_symlinks=False).st_size) > max_file_bytes:
-                            hazards.append((mount, entry.path, path, f"{size:,} bytes"))
-                    except OSError:  # removed while we looked
-                        continue
     if not hazards:
         return _Survey()
     blocked = [(path, what) for mount, _, path, what in hazards if mount.writable]
@@ -232,27 +223,36 @@ def scan(mounts: tuple[Mount, ...], watch: Callable[[str], bool]) -> dict[str, _
     for mount in mounts:
         if not mount.writable:
             continue
-        stack = [(str(mount.host_path), mount.guest_path)]
-        while stack:
-            host, guest = stack.pop()
+        for entry, path in _entries(str(mount.host_path), mount.guest_path):
+            visited += 1
+            if visited > _MAX_WATCH_ENTRIES:
+                return None
             try:
-                entries = os.scandir(host)
-            except OSError:
+                if watch(entry.name) and entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    found[path] = (st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_ino)
+            except OSError:  # removed while we looked
                 continue
-            with entries:
-                for entry in entries:
-                    visited += 1
-                    if visited > _MAX_WATCH_ENTRIES:
-                        return None
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, f"{guest}/{entry.name}"))
-                        elif watch(entry.name) and entry.is_file(follow_symlinks=False):
-                            st = entry.stat(follow_symlinks=False)
-                            found[f"{guest}/{entry.name}"] = (st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_ino)
-                    except OSError:  # removed while we looked
-                        continue
     return found
+
+
+def _entries(root: str, guest: str) -> Iterator[tuple[os.DirEntry[str], str]]:
+    """Every entry below the host folder `root`, with its guest path (under `guest`); folders
+    are entered after their own entry is given, links never (the survey's and the scan's walk)."""
+    stack = [(root, guest)]
+    while stack:
+        host, at = stack.pop()
+        try:
+            entries = os.scandir(host)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                path = f"{at}/{entry.name}"
+                yield entry, path
+                with contextlib.suppress(OSError):  # removed while we looked
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, path))
 
 
 def diff(before: dict[str, _Stat] | None, after: dict[str, _Stat] | None) -> tuple[str, ...] | None:
