@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import functools
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
+
+from . import beneath
 
 MAX_PATTERN_CHARS: Final = 1024
 MAX_BRACKETS: Final = 64
 MAX_IGNORE_BYTES: Final = 64 * 1024
 MAX_IGNORE_PATTERNS: Final = 1000
 _SET_SIZE: Final = 200  # patterns per RE2 set: a set of thousands can pass RE2's memory budget
-_OPEN_FLAGS: Final = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
-                      | getattr(os, "O_CLOEXEC", 0))
 
 
 class PatternError(ValueError):
@@ -152,12 +151,10 @@ def read_ignore(dir_fd: int, name: str = ".gitignore") -> tuple[bytes, bool] | N
     None when there is no regular file there: a link is not followed (git does not follow a
     linked `.gitignore` either), and a FIFO or device is never read (O_NONBLOCK, then fstat)."""
     try:
-        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
-    except OSError:
+        fd, _ = beneath.open_regular(dir_fd, name)
+    except (OSError, beneath.NotRegular):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         data = os.read(fd, MAX_IGNORE_BYTES + 1)
     except OSError:
         return None

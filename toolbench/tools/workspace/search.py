@@ -28,6 +28,7 @@ from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ..base import BuiltinTool, ToolContext, ToolOutput, check_deadline
+from . import beneath
 from .files import split_lines
 from .paths import Resolved, Workspace
 from .patterns import PatternError, compile_glob
@@ -164,36 +165,19 @@ def search_files(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
                    notes)
 
 
-_OPEN_FLAGS: Final = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
-                      | getattr(os, "O_CLOEXEC", 0))
-
-
 def _read(dir_fd: int, name: str, max_bytes: int) -> bytes | None:
     """The bytes of the file `name` in the folder `dir_fd`; None when it cannot be read, is not
     a regular file or is over `max_bytes`.
 
-    os.open/os.read: io.open's buffered file object costs more than reading a small file.
-    Relative to the folder's descriptor, O_NONBLOCK|O_NOFOLLOW, then fstat before any read: a
-    FIFO, device or link put where the walk saw a file is refused, never waited on, and no
-    folder on the way can be swapped. One read of the fstat size plus one byte: a short read
-    is the end of the file, a full one means it grew (then the rest is read)."""
+    Opened as the file tools open a file (`beneath.open_regular`: relative to the folder's
+    descriptor, not following a link, never waiting on a FIFO or device), read with os.read:
+    io.open's buffered file object costs more than reading a small file."""
     try:
-        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
-    except OSError:
+        fd, st = beneath.open_regular(dir_fd, name)
+    except (OSError, beneath.NotRegular):
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return None
-        want = st.st_size + 1
-        data = os.read(fd, want)
-        if len(data) < want:
-            return data
-        parts, total = [data], len(data)
-        while total <= max_bytes and (chunk := os.read(fd, 1 << 20)):
-            parts.append(chunk)
-            total += len(chunk)
-        return b"".join(parts) if total <= max_bytes else None
+        return beneath.read_all(fd, max_bytes, st.st_size) if st.st_size <= max_bytes else None
     except OSError:
         return None
     finally:
