@@ -12,6 +12,7 @@ from .core.ids import ToolId
 from .core.profile import Profile
 from .core.results import Attachment, ToolResult
 from .core.snapshot import Binding, Diagnostic, Snapshot
+from .runtime.approval import ApprovalRequest
 from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
 from .runtime.records import CallRecord
@@ -20,6 +21,7 @@ from .tools.base import ToolOutput
 __all__ = [
     "CODES",
     "MISSING",
+    "ApprovalRequest",
     "Attachment",
     "Binding",
     "CallRecord",

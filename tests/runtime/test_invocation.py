@@ -331,6 +331,40 @@ def test_a_closed_bench_starts_no_invocation(make_bench):
     assert info.value.code == "bench.closed"
 
 
+def test_calls_on_a_closed_bench_are_refused_and_touch_nothing(make_bench):
+    bench = make_bench()
+    inv = bench.invocation()
+    inv.call("dice_roll", '{"formula": "1d6"}')
+    bench.close()
+    for attempt in (lambda: inv.call("dice_roll", '{"formula": "1d6"}'),
+                    lambda: inv.turn([("dice_roll", "{}")]),
+                    lambda: asyncio.run(inv.acall("dice_roll", "{}")),
+                    lambda: inv.respond("openai", {"choices": []})):
+        with pytest.raises(ToolbenchError) as info:
+            attempt()
+        assert info.value.code == "bench.closed"
+    assert len(inv.records) == 1
+
+
+def test_calls_on_a_closed_invocation_are_refused(make_bench):
+    bench = make_bench()
+    inv = bench.invocation()
+    inv.close()
+    with pytest.raises(ToolbenchError) as info:
+        inv.call("dice_roll", '{"formula": "1d6"}')
+    assert info.value.code == "bench.closed"
+    assert bench.invocation().call("dice_roll", '{"formula": "1d6"}').is_error is False
+
+
+def test_close_listeners_run_once_when_the_bench_closes(make_bench):
+    bench = make_bench()
+    heard: list[bool] = []
+    bench.on_close(lambda: heard.append(bench.closed))
+    bench.close()
+    bench.close()
+    assert heard == [True]
+
+
 # --- async and concurrency ----------------------------------------------------------------
 
 

@@ -59,6 +59,9 @@ CODES: dict[str, str] = {
     "mcp.call_outcome_unknown": "an MCP call may have run but its result was lost; the invocation is blocked",
     "tool.result_identity_mismatch": "a tool returned a result for another call or tool",
     "tool.internal_error": "a builtin tool failed unexpectedly; the message says how",
+    "tool.approval_required": "the tool asks for approval and no approval handler is set (bench.on_approval)",
+    "tool.approval_denied": "the user (the approval handler) denied the call",
+    "tool.approval_timeout": "no approval decision came in time",
     "tool.timeout": "a builtin tool did not finish in its time limit (profile tools.builtinTimeoutSeconds)",
     # workspace paths and files
     "workspace.invalid_path": "a path has NUL, `..`, a drive letter, `:` in a segment, a UNC form or an over-long name",

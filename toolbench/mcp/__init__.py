@@ -50,6 +50,7 @@ from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, Server
 from ._manager import McpManager
 from ._mapping import EMPTY_RESULT
 from ._requests import ElicitationRequest, ProgressEvent, SamplingRequest
+from ._transport import TraceMessage
 
 __all__ = [
     "EMPTY_RESULT",
@@ -62,5 +63,6 @@ __all__ = [
     "ProgressEvent",
     "SamplingRequest",
     "ServerState",
+    "TraceMessage",
     "workspace_roots",
 ]

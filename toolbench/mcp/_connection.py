@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import dataclasses
 import math
+from collections import deque
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -46,7 +47,7 @@ from ._failures import ConnectFailed, connect_failure, first_error, not_sent, ou
 from ._mapping import MappedResult, map_server_error, map_tool_result, response_chars
 from ._procs import CappedLog, is_alive, kill_group
 from ._tools import STRUCTURED_INVALID, OutputCheck
-from ._transport import RejectedTool, WireMonitor, open_transport, spawned_pid, watched
+from ._transport import RejectedTool, TraceMessage, WireMonitor, open_transport, spawned_pid, watched
 
 MAX_PAGES = 100  # a paginator that never ends cannot hang discovery
 CLOSE_GRACE = 10.0  # the SDK's own stdio shutdown is bounded at ~6.5 s (stdin, SIGTERM, SIGKILL)
@@ -64,8 +65,10 @@ class Connection:
         max_response_chars: int,
         on_lost: Callable[[Connection], None] | None = None,
         client_side: ClientSide | None = None,
+        trace: deque[TraceMessage] | None = None,
     ) -> None:
         self.spec = spec
+        self.trace = trace
         self.client_side = client_side or ClientSide(spec.name, Handlers())
         self.log_path = log_path if spec.transport == "stdio" else None
         self.max_response_chars = max_response_chars
@@ -131,7 +134,7 @@ class Connection:
                         log = CappedLog(self.log_path)
                         stack.callback(log.close)
                         errlog = log.writer
-                    self._monitor = WireMonitor(self._protocol_version)
+                    self._monitor = WireMonitor(self._protocol_version, self.trace)
                     self._monitor.on_server_request = self.client_side.note_request
                     transport = open_transport(self.spec, errlog=errlog, monitor=self._monitor)
 

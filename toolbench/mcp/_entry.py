@@ -8,6 +8,7 @@ Entries are changed on the bench loop only; the views (`info`, `diagnostics`, `w
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from ._connection import ConnectFailed, Connection
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._procs import is_alive, tail_lines
 from ._tools import ToolRecord, build_records
+from ._transport import TRACE_MESSAGES, TraceMessage
 
 Permissions = Mapping[ToolId, Permission]
 
@@ -38,6 +40,7 @@ class Entry:
         self.records: tuple[ToolRecord, ...] = ()
         self.diagnostic: tuple[str, str] | None = None
         self.lock = asyncio.Lock()  # one connect / refresh / disconnect at a time
+        self.trace: deque[TraceMessage] = deque(maxlen=TRACE_MESSAGES)  # the wire, across reconnects
 
     # -- lifecycle (bench loop) --------------------------------------------------------------
 
@@ -130,7 +133,7 @@ class Entry:
         if self.state != "active":
             return []
         return [r.descriptor for r in self.records
-                if r.descriptor is not None and permissions.get(r.descriptor.id, "on") == "on"]
+                if r.descriptor is not None and permissions.get(r.descriptor.id, "on") != "off"]
 
     def diagnostics(self, permissions: Permissions) -> list[McpDiagnostic]:
         """A failed server: one line under its name and one per tool it listed before; disabled or
@@ -184,7 +187,7 @@ class Entry:
                 title=r.descriptor.title if r.descriptor else None,
                 description=r.descriptor.description if r.descriptor else "",
                 permission=permissions.get(r.tool_id, "on") if r.tool_id else "on",
-                offered=active and r.descriptor is not None and permissions.get(r.descriptor.id, "on") == "on",
+                offered=active and r.descriptor is not None and permissions.get(r.descriptor.id, "on") != "off",
                 problem_code=r.code,
                 problem=r.message,
                 annotations=r.descriptor.annotations if r.descriptor else None,

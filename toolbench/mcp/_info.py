@@ -14,7 +14,8 @@ ServerState = Literal["pending", "active", "disabled", "failed"]
 and its tools listed; `disabled`: switched off, no process; `failed`: could not start, or its
 connection was lost (see `diagnostic`); `refresh()` tries again."""
 
-Permission = Literal["on", "off"]
+Permission = Literal["on", "off", "ask"]
+"""`ask`: offered, but each call waits for a decision from `bench.on_approval`'s handler."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from ._config import DEFAULT_TIMEOUT, make_spec, parse_mcp_json
 from ._connection import Connection
 from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
+from ._transport import TRACE_MESSAGES, TraceMessage
 
 if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
     from ..runtime.loop import LoopThread
@@ -248,11 +249,12 @@ class McpManager:
     # -- permissions ------------------------------------------------------------------------
 
     def set_permission(self, tool: ToolId | str, permission: Permission) -> ToolId:
-        """Turn one tool `on` or `off` (an off tool is neither offered nor callable).
+        """Turn one tool `on`, `off` (neither offered nor callable) or `ask` (offered; each call
+        waits for the bench's approval handler, `bench.on_approval`).
 
         `tool` is a ToolId, its text, or a native tool name that one registered server lists."""
-        if permission not in ("on", "off"):
-            raise ToolbenchError("bench.misuse", f"a tool permission is `on` or `off`, not {permission!r}")
+        if permission not in ("on", "off", "ask"):
+            raise ToolbenchError("bench.misuse", f"a tool permission is `on`, `off` or `ask`, not {permission!r}")
         tool_id = resolve_tool(self._entries, tool)
         self._permissions[tool_id] = permission
         return tool_id
@@ -265,6 +267,12 @@ class McpManager:
     @property
     def servers(self) -> list[McpServerInfo]:
         return [self._info(e) for e in list(self._entries.values())]
+
+    def trace(self, name: str, limit: int = TRACE_MESSAGES) -> list[TraceMessage]:
+        """The last `limit` JSON-RPC messages exchanged with server `name`, oldest first (kept
+        across restarts, at most TRACE_MESSAGES; each message's text cut at TRACE_CHARS)."""
+        messages = list(self._entry(name).trace)
+        return messages[-limit:] if limit > 0 else []
 
     def info(self, name: str) -> McpServerInfo:
         """One server's state, by display name or registration id."""
@@ -328,7 +336,8 @@ class McpManager:
 
         def make() -> Connection:
             return Connection(entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
-                              on_lost=self._lost, client_side=ClientSide(entry.spec.name, self._handlers))
+                              on_lost=self._lost, client_side=ClientSide(entry.spec.name, self._handlers),
+                              trace=entry.trace)
 
         await entry.connect(make, lambda: self._entries.get(entry.spec.id) is entry)
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import anyio
 import httpx2
@@ -42,6 +44,41 @@ from ._config import ServerSpec
 
 _FALLBACK_VERSION = "2025-11-25"
 _NOISE_SAMPLES = 5
+TRACE_MESSAGES = 200  # JSON-RPC messages kept per server, across reconnects
+TRACE_CHARS = 4_000  # of each message's JSON text
+
+
+@dataclass(frozen=True, slots=True)
+class TraceMessage:
+    """One JSON-RPC message as it crossed the transport (`sent` by toolbench, or `received`).
+
+    `text` is the message's JSON, cut at TRACE_CHARS (`cut` says so); `kind` is `request`,
+    `notification`, `response` or `error`; `id` and `method` are empty when the message has none."""
+
+    at: float  # time.time()
+    direction: Literal["sent", "received"]
+    kind: str
+    method: str
+    id: str
+    text: str
+    cut: bool
+
+    @classmethod
+    def of(cls, direction: Literal["sent", "received"], message: Any) -> TraceMessage:
+        if isinstance(message, JSONRPCRequest):
+            kind = "request"
+        elif isinstance(message, JSONRPCResponse):
+            kind = "response"
+        elif isinstance(message, JSONRPCError):
+            kind = "error"
+        else:
+            kind = "notification"
+        try:
+            text = message.model_dump_json(by_alias=True, exclude_none=True)
+        except Exception:  # a trace never breaks a call
+            text = repr(message)
+        return cls(time.time(), direction, kind, str(getattr(message, "method", "") or ""),
+                   str(getattr(message, "id", "") or ""), text[:TRACE_CHARS], len(text) > TRACE_CHARS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +93,10 @@ class RejectedTool:
 class WireMonitor:
     """Facts about one connection, learnt from its messages."""
 
-    def __init__(self, protocol_version: Callable[[], str | None]) -> None:
+    def __init__(self, protocol_version: Callable[[], str | None],
+                 trace: deque[TraceMessage] | None = None) -> None:
         self._protocol_version = protocol_version
+        self.trace: deque[TraceMessage] = trace if trace is not None else deque(maxlen=TRACE_MESSAGES)
         self.closed = anyio.Event()
         self.call_sent = False
         self.noise_count = 0
@@ -70,6 +109,7 @@ class WireMonitor:
     def outgoing(self, item: SessionMessage) -> bool:
         """Note a message about to be written; True for a `tools/call` request."""
         message = item.message
+        self.trace.append(TraceMessage.of("sent", message))
         if isinstance(message, JSONRPCRequest):
             if message.method == "tools/list":
                 self._list_ids.add(str(message.id))
@@ -84,6 +124,7 @@ class WireMonitor:
             self.noise = [*self.noise, _short(item)][-_NOISE_SAMPLES:]
             return item
         message = item.message
+        self.trace.append(TraceMessage.of("received", message))
         if isinstance(message, JSONRPCRequest):
             if self.on_server_request is not None:
                 self.on_server_request(message.method)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 import shutil
 import tempfile
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,8 @@ from ..tools.chat_history import ChatHistory, load_chat
 from ..tools.registry import BUILTINS, INJECTED, planned_diagnostics
 from ..tools.worldinfo_book import STATE_KEY as WORLDINFO_STATE_KEY
 from ..tools.worldinfo_book import WorldInfoBook, load_worldinfo
+from .approval import DEFAULT_TIMEOUT_S, ApprovalRequest, Approvals
+from .approval import Handler as ApprovalHandler
 from .demo import seed_demo_workspace
 from .extensions import ExtensionTool, make_extension_tool
 from .invocation import Invocation
@@ -61,6 +65,9 @@ class Workbench:
         self._agents: AgentsService | None = None
         self._chat: ChatHistory | None = None
         self._worldinfo: dict[str, WorldInfoBook] = {}
+        self._approvals = Approvals()
+        self._permissions: dict[ToolId, str] = {}  # extension tools' `ask`; MCP tools' are the manager's
+        self._close_listeners: list[Callable[[], None]] = []
         self._closed = False
 
     @classmethod
@@ -190,6 +197,37 @@ class Workbench:
     def unregister_tool(self, tool_id: str | ToolId) -> None:
         self._extensions.pop(ToolId.parse(str(tool_id)), None)
 
+    # approval -----------------------------------------------------------------------------
+    def set_permission(self, tool: str | ToolId, permission: str) -> ToolId:
+        """`ask` makes each call of an extension or MCP tool wait for the approval handler
+        (`on_approval`); `on` runs it at once. MCP tools also take `off` (bench.mcp.set_permission);
+        builtins follow the profile only."""
+        tool_id = ToolId.parse(str(tool))
+        if tool_id.kind == "mcp":
+            return self.mcp.set_permission(tool_id, permission)  # type: ignore[arg-type]
+        if tool_id.kind != "extension":
+            raise ToolbenchError("bench.misuse", f"`{tool_id}` is a builtin: its use is set by the profile")
+        if permission not in ("on", "ask"):
+            raise ToolbenchError("bench.misuse", f"an extension tool's permission is `on` or `ask`, not "
+                                 f"{permission!r} (to take it away, disable it in the profile)")
+        if tool_id not in self._extensions:
+            raise ToolbenchError("extension.tool_unavailable", f"`{tool_id}` is not registered")
+        self._permissions[tool_id] = permission
+        return tool_id
+
+    def permission(self, tool: str | ToolId) -> str:
+        tool_id = ToolId.parse(str(tool))
+        if tool_id.kind == "mcp":
+            return self.mcp.permission(tool_id)
+        return self._permissions.get(tool_id, "on")
+
+    def on_approval(self, handler: ApprovalHandler | None, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        """`handler(request) -> bool` (or an awaitable: a person deciding) decides each call of
+        an `ask` tool; `request` has `call_name`, `tool_id`, `arguments`, `call_id`, `round`,
+        `invocation_id`. A sync handler runs on the bench loop: it should answer at once. No
+        answer in `timeout` seconds ends the call with `tool.approval_timeout`; None removes it."""
+        self._approvals.set(handler, timeout)
+
     @property
     def agents(self) -> AgentsService:
         """Sub-agents: the agent directory, `model` (what drives children), their tasks."""
@@ -292,8 +330,30 @@ class Workbench:
             if ext is None:
                 raise ToolError("extension.tool_unavailable",
                                 f"`{tool_id.name}` is no longer registered; use another tool.")
-            return ext.invoke(args, timeout=inv.profile.tools.extension_timeout_seconds)
-        return self.mcp.call(tool_id, args, call_id=call_id)
+            timeout = inv.profile.tools.extension_timeout_seconds
+            start = partial(ext.invoke, args, timeout=timeout)
+        else:
+            start = partial(self.mcp.call, tool_id, args, call_id=call_id)
+        if self.permission(tool_id) == "ask":
+            call_name = inv._call_names.get(str(tool_id), tool_id.name)
+            binding = inv.snapshot.binding_for(call_name)
+            if binding is not None:  # nobody is asked to approve a call that would be refused anyway
+                from ..core.schema_check import check_arguments
+
+                check_arguments(binding.descriptor.input_schema, args)
+            return self._approved(inv, ApprovalRequest(inv.id, round_no, call_id, call_name, tool_id, args), start)
+        return start()
+
+    async def _approved(self, inv: Invocation, request: ApprovalRequest, start: Callable[[], Any]) -> Any:
+        """Run `start` once the approval handler has said yes; the decision is logged first."""
+        try:
+            decision = await self._approvals.decide(request)
+        except ToolError as exc:
+            inv._note_approval(request, exc.code)
+            raise
+        inv._note_approval(request, decision)
+        output = start()
+        return await output if inspect.isawaitable(output) else output
 
     def _rng(self, inv: Invocation) -> random.Random:
         rng = inv.state.get("rng")
@@ -303,6 +363,14 @@ class Workbench:
         return rng
 
     # lifetime -----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def on_close(self, listener: Callable[[], None]) -> None:
+        """`listener()` runs when the bench closes (a widget greys itself out)."""
+        self._close_listeners.append(listener)
+
     def _check_open(self) -> None:
         if self._closed:
             raise ToolbenchError("bench.closed", "this workbench is closed; open a new one")
@@ -330,6 +398,11 @@ class Workbench:
         for step in steps:
             try:
                 step()
+            except Exception as exc:
+                failure = failure or exc
+        for listener in self._close_listeners:
+            try:
+                listener()
             except Exception as exc:
                 failure = failure or exc
         if failure is not None:

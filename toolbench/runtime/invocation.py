@@ -79,6 +79,7 @@ class Invocation:
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
         self._logged_output: Any = None  # the published output last written to the run log
+        self._closed = False
 
     @property
     def id(self) -> str:
@@ -198,6 +199,7 @@ class Invocation:
         or a cut output raises `ToolbenchError` (model.*) and uses no round."""
         from ..protocols import decode_response
 
+        self._check_open()
         with self._lock:  # the seed names the round the calls get, whatever runs beside
             decoded = decode_response(protocol, response, id_seed=f"{self.id}_{self._round + 1}")
             round_no = self._next_round()
@@ -278,7 +280,13 @@ class Invocation:
         call_id = call[2] if len(call) > 2 else None
         return name, arguments, call_id
 
+    def _check_open(self) -> None:
+        if self._closed or self._bench.closed:
+            raise ToolbenchError("bench.closed", "this invocation's workbench is closed; open a new Workbench"
+                                 if self._bench.closed else "this invocation is closed; start a new one")
+
     def _next_round(self) -> int:
+        self._check_open()  # every way of calling takes a round first: nothing runs on a closed bench
         with self._lock:
             self._round += 1
             return self._round
@@ -435,7 +443,14 @@ class Invocation:
             self._records.append(record)
         return result
 
+    def _note_approval(self, request: Any, decision: str) -> None:
+        """The approval decision of a call, in the run log before the tool runs (or does not)."""
+        with self._lock:
+            self._log.append({"approval": {"round": request.round, "call_id": request.call_id,
+                                           "tool_id": str(request.tool_id), "decision": decision}})
+
     def close(self) -> None:
+        self._closed = True
         self._log.close()
 
 
