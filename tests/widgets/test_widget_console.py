@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from widget_support import call
 
@@ -108,3 +109,43 @@ def test_a_call_inside_a_running_loop_runs_as_a_task_and_shows_progress(app):
     assert seen == [True, False]
     assert app.state.invocation.records[-1].call_name == "dice_roll"
     assert "d20 = " in app.result.content.value
+
+
+def test_an_unknown_call_name_can_be_typed_and_fired(app):
+    app.console.call_name.value = "no_such_tool"
+    assert "no tool is named" in app.console.description.value
+    app.console.arguments.value = "{}"
+    app.console.call_button.click()
+    record = app.state.invocation.records[-1]
+    assert record.call_name == "no_such_tool"
+    assert record.result.error_code == "model.unknown_tool_call"
+
+
+def test_picking_a_tool_resets_the_raw_box_to_its_example(app):
+    console = app.console
+    console.call_name.value = "dice_roll"
+    console.arguments.value = '{"formula": "9d9"}'
+    console.call_name.value = "weather"
+    assert json.loads(console.arguments.value) == {"city": ""}  # weather's required field, not dice's text
+    console.arguments.value = "edited"
+    console.example.click()
+    assert json.loads(console.arguments.value) == {"city": ""}
+
+
+def test_the_raw_box_says_where_the_json_breaks(app):
+    console = app.console
+    console.arguments.value = '{"formula":\n  3d6}'
+    assert "line 2, column 4" in console.json_hint.value  # after the number 3
+    assert "tool.invalid_arguments" in console.json_hint.value
+    console.arguments.value = '{"formula": "3d6"}'
+    assert console.json_hint.value == ""
+    console.arguments.value = "[1, 2]"
+    assert "not an object" in console.json_hint.value
+
+
+def test_json_problem_names_the_place():
+    from toolbench.widgets.console import json_problem
+
+    assert json_problem("") is None and json_problem("null") is None and json_problem("{}") is None
+    assert json_problem('{"a": 1,}') == ("the JSON breaks at line 1, column 9: "
+                                         "Expecting property name enclosed in double quotes")

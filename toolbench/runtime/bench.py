@@ -386,23 +386,20 @@ class Workbench:
         if self._closed:
             return
         self._closed = True
-        steps: list[Callable[[], None]] = []
+        # Listeners first, while the loop runs: a widget greys out and denies the approvals it holds.
+        steps: list[Callable[[], None]] = list(self._close_listeners)
         if self._agents is not None:
             steps.append(self._agents.close)  # cancels unfinished children while the loop still runs
         if self._mcp is not None:
             steps.append(self._mcp.close)
-        steps += [self._store.close, *(inv.close for inv in self._invocations), self._loop.close]
+        # The loop before the files: a call still running is cancelled and records its result.
+        steps += [self._loop.close, self._store.close, *(inv.close for inv in self._invocations)]
         if self._owns_workspace:
             steps.append(lambda: shutil.rmtree(self.workspace, ignore_errors=True))
         failure: BaseException | None = None
         for step in steps:
             try:
                 step()
-            except Exception as exc:
-                failure = failure or exc
-        for listener in self._close_listeners:
-            try:
-                listener()
             except Exception as exc:
                 failure = failure or exc
         if failure is not None:

@@ -78,6 +78,7 @@ class LoopThread:
         if self.in_loop():
             return await coro
         caller = asyncio.get_running_loop()
+        bench_loop = self.loop
         ended = asyncio.Event()
 
         def signal_end() -> None:
@@ -91,7 +92,7 @@ class LoopThread:
         except asyncio.CancelledError:
             future.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: no warning
             if not ended.is_set():
-                running.stop(self.loop)
+                running.stop(bench_loop)  # not self.loop: a closed bench must not start a new one
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(ended.wait(), CANCEL_GRACE_SECONDS)
             raise
@@ -102,12 +103,25 @@ class LoopThread:
             return
         if self.in_loop():
             raise RuntimeError("cannot close the bench loop from inside it")
+        # Tasks still running (a call waiting for an approval, a server's answer) are cancelled
+        # and given their grace to end, so whoever awaits them gets an answer instead of a hang.
+        ended = asyncio.run_coroutine_threadsafe(_cancel_all(), loop)
+        with contextlib.suppress(Exception):
+            ended.result(CANCEL_GRACE_SECONDS + 1)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         if not loop.is_running():
             loop.close()
         self._loop = None
         self._thread = None
+
+
+async def _cancel_all() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=CANCEL_GRACE_SECONDS)
 
 
 class _Running:
@@ -137,4 +151,5 @@ class _Running:
         self.stopped = True
         task = self.task
         if task is not None:
-            loop.call_soon_threadsafe(task.cancel)
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the task ended with it
+                loop.call_soon_threadsafe(task.cancel)

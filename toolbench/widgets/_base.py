@@ -13,14 +13,15 @@ import ipywidgets as w  # type: ignore[import-untyped]
 
 from ..core.errors import ToolbenchError
 from ._state import WorkbenchState
+from ._style import style_widget
 
 log = logging.getLogger("toolbench.widgets")
 
 
 def pre(text: str, *, css: str = "") -> str:
-    """Escaped text in a <pre> that keeps lines and wraps long ones."""
-    style = "white-space:pre-wrap;word-break:break-all;margin:0;font-size:12px;" + css
-    return f'<pre style="{style}">{html.escape(text)}</pre>'
+    """Escaped text in a <pre> that keeps lines and wraps long ones (`tb-pre`)."""
+    style = f' style="{css}"' if css else ""
+    return f'<pre class="tb-pre"{style}>{html.escape(text)}</pre>'
 
 
 def pretty(value: Any) -> str:
@@ -29,12 +30,34 @@ def pretty(value: Any) -> str:
 
 def table(header: list[str], rows: list[list[str]]) -> str:
     """A small HTML table; cells are escaped."""
-    head = "".join(f"<th style='text-align:left;padding:2px 8px'>{html.escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td style='padding:2px 8px;vertical-align:top'>{html.escape(c)}</td>" for c in row) + "</tr>"
-        for row in rows
-    )
-    return f"<table style='border-collapse:collapse;font-size:12px'><tr>{head}</tr>{body}</table>"
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td title='{html.escape(c, quote=True)}'>{html.escape(c)}</td>" for c in row)
+                   + "</tr>" for row in rows)
+    return f"<table class='tb-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def scroll(children: list[w.Widget], *, size: str = "") -> w.VBox:
+    """A box of bounded height that scrolls (`tb-scroll`; `size` `tb-tall` or `tb-short`)."""
+    box = w.VBox(children)
+    box.add_class("tb-scroll")
+    if size:
+        box.add_class(size)
+    return box
+
+
+def bar(children: list[w.Widget]) -> w.HBox:
+    """A row of controls that never shrinks to nothing under a growing neighbour (`tb-bar`)."""
+    box = w.HBox(children)
+    box.add_class("tb-bar")
+    return box
+
+
+def controls(widget: w.Widget) -> list[w.Widget]:
+    """Every widget under `widget` (itself included) that can be disabled."""
+    found = [widget] if "disabled" in widget.keys else []
+    for child in getattr(widget, "children", ()):
+        found += controls(child)
+    return found
 
 
 class Panel(w.VBox):
@@ -46,9 +69,20 @@ class Panel(w.VBox):
         self.state = state
         self.error_view = w.HTML(value="")
         self.error_view.add_class("tb-error")
-        super().__init__(children=[*children, self.error_view], **kwargs)
+        super().__init__(children=[style_widget(), *children, self.error_view], **kwargs)
         if self.css_class:
             self.add_class(self.css_class)
+        self.state.observe("closed", self._show_closed)
+        if self.state.closed:
+            self._show_closed()
+
+    def _show_closed(self) -> None:
+        """A closed bench: every control greys out; the panel says why."""
+        for control in controls(self):
+            control.disabled = True
+        self.error_view.value = ("<div class='tb-closed-banner'><b><code>bench.closed</code></b> this workbench "
+                                 "is closed: open a new one to call tools</div>")
+        self.error_code = "bench.closed"
 
     # the one place handlers are wired -----------------------------------------------------
     def guard(self, fn: Callable[..., Any]) -> Callable[..., None]:
@@ -80,10 +114,8 @@ class Panel(w.VBox):
         else:
             log.debug("widget handler failed", exc_info=exc)  # shown in the panel, not as a traceback
             code, message = "unexpected", f"{type(exc).__name__}: {exc}"
-        self.error_view.value = (
-            "<div style='color:#b00020;border-left:4px solid #b00020;padding:2px 8px'>"
-            f"<b><code>{html.escape(code)}</code></b> {html.escape(message)}</div>"
-        )
+        self.error_view.value = (f"<div class='tb-error-line'><b><code>{html.escape(code)}</code></b> "
+                                 f"{html.escape(message)}</div>")
         self.error_code = code
 
     def clear_error(self) -> None:

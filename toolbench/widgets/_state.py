@@ -2,40 +2,99 @@
 
 The panels hold no state of their own that matters: they read it from here, ask it to act
 (which it does through the public API only), and redraw when it tells them something changed.
+
+Calls fired from the app run as tasks on the notebook's event loop (`submit`), so the kernel
+keeps answering widget messages while a call runs: that is what lets the app show a call as
+pending, show MCP progress, and take an Approve / Deny click for an `ask` tool. The runtime
+calls back on the bench's loop thread; every change reaches the panels on the notebook's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..core.arguments import MISSING
-from ..core.errors import ToolbenchError
+from ..core.errors import ToolbenchError, ToolError
 from ..core.profile import Profile
 from ..core.results import ToolResult
+from ..runtime.approval import ApprovalRequest
 from ..runtime.bench import Workbench
 from ..runtime.invocation import Invocation
 from ..runtime.records import CallRecord
 
-Event = Literal["profile", "invocation", "result", "busy"]
+Event = Literal["profile", "invocation", "result", "busy", "progress", "approval", "closed", "mcp"]
 Listener = Callable[[], None]
+TICK_S = 0.25  # how often a pending call's elapsed time is redrawn
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """The call the app is running now."""
+
+    call_name: str
+    invocation_id: str
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """The last MCP progress notification of the pending call."""
+
+    progress: float
+    total: float | None
+    message: str | None
+
+    @property
+    def fraction(self) -> float | None:
+        return min(1.0, max(0.0, self.progress / self.total)) if self.total else None
+
+
+@dataclass(eq=False)
+class PendingApproval:
+    """A call of an `ask` tool waiting for the user's decision in the app."""
+
+    request: ApprovalRequest
+    answer: concurrent.futures.Future[bool] = field(default_factory=concurrent.futures.Future)
+
+    def decide(self, approve: bool) -> None:
+        if not self.answer.done():
+            self.answer.set_result(bool(approve))
 
 
 class WorkbenchState:
     """The state every panel of one workbench shares.
 
-    `profile` fires when the bench's profile changes, `invocation` when a new invocation
-    (a new frozen snapshot) becomes current, `result` when a call ends or a past record is
-    chosen, `busy` when a call starts or ends."""
+    Events: `profile` (the bench's profile changed), `invocation` (a new invocation is current;
+    the old one moves to `previous`), `result` (a call ended, or a record was chosen), `busy`
+    (a call started, ended, or its elapsed time moved on), `progress`, `approval` (the
+    pending approvals changed), `closed` (the bench closed), `mcp` (servers changed)."""
 
     def __init__(self, bench: Workbench, invocation: Invocation | None = None) -> None:
         self.bench = bench
-        self.invocation = invocation if invocation is not None else bench.invocation("chat")
+        self.closed = bench.closed
+        self.invocation = invocation if invocation is not None else bench.invocation("chat")  # bench.closed
+        self.previous: list[Invocation] = []  # earlier invocations of this app, newest first
+        self.notice = ""  # one line about the last change of invocation
         self.record: CallRecord | None = None
         self.busy = False
+        self.pending: Pending | None = None
+        self.progress: Progress | None = None
+        self.approvals: list[PendingApproval] = []
         self._listeners: dict[Event, list[Listener]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._ui_loop: asyncio.AbstractEventLoop | None = None
+        if not self.closed:
+            bench.on_close(self._bench_closed)
+            bench.on_approval(self._ask)
 
     @classmethod
     def of(cls, source: Workbench | WorkbenchState, invocation: Invocation | None = None) -> WorkbenchState:
@@ -55,6 +114,19 @@ class WorkbenchState:
         for listener in list(self._listeners.get(event, ())):
             listener()
 
+    def _emit_soon(self, event: Event, change: Callable[[], None] | None = None) -> None:
+        """Apply `change` and emit `event` on the notebook's loop (from any thread)."""
+        def apply() -> None:
+            if change is not None:
+                change()
+            self._emit(event)
+
+        loop = self._ui_loop
+        if loop is None or loop.is_closed():
+            apply()
+        else:
+            loop.call_soon_threadsafe(apply)
+
     # reading ------------------------------------------------------------------------------
     @property
     def result(self) -> ToolResult | None:
@@ -64,21 +136,32 @@ class WorkbenchState:
     def records(self) -> list[CallRecord]:
         return self.invocation.records
 
+    @property
+    def invocations(self) -> list[Invocation]:
+        """The current invocation, then the earlier ones (newest first)."""
+        return [self.invocation, *self.previous]
+
     # acting -------------------------------------------------------------------------------
     def set_profile(self, profile: Profile) -> None:
         """Make `profile` the bench's profile, then freeze a new snapshot from it."""
         self.bench.profile = profile
         self._emit("profile")
-        self.new_invocation(self.invocation.snapshot.scene)
+        self.new_invocation(self.invocation.snapshot.scene,
+                            why=f"profile `{profile.name}` applied")
 
-    def new_invocation(self, scene: str = "chat") -> None:
+    def new_invocation(self, scene: str = "chat", *, why: str = "") -> None:
+        """Freeze a new snapshot; the current invocation (and its history) moves to `previous`."""
+        old = self.invocation
         self.invocation = self.bench.invocation(scene)  # type: ignore[arg-type]
+        self.previous.insert(0, old)
         self.record = None
+        self.notice = (f"{why + ': ' if why else ''}new invocation `{self.invocation.id}` ({scene}); "
+                       f"the calls of `{old.id}` stay in the history")
         self._emit("invocation")
         self._emit("result")
 
     def call(self, call_name: str, arguments: Any = MISSING) -> ToolResult:
-        """Run one call on the current invocation and show its result."""
+        """Run one call on the current invocation now, and show its result."""
         inv = self.invocation
         result = inv.call(call_name, arguments)
         self._show_last(inv)
@@ -89,21 +172,25 @@ class WorkbenchState:
         """Run a call without blocking the kernel when an event loop runs here (a notebook's).
 
         Outside a running loop (plain Python, tests) the call runs now. Inside one it becomes a
-        task, so the kernel keeps answering widget messages while an MCP server works."""
+        task, so the kernel keeps answering widget messages while the call runs."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
+        inv = self.invocation
+        self.pending, self.progress = Pending(call_name, inv.id), None
         self._set_busy(True)
         if loop is None:
             try:
                 self.call(call_name, arguments)
             finally:
-                self._set_busy(False)
+                self._done()
             return
-        inv = self.invocation
+        self._ui_loop = loop
+        self._watch_progress(call_name)
 
         async def run() -> None:
+            ticker = loop.create_task(self._tick())
             try:
                 await inv.acall(call_name, arguments)
                 self._show_last(inv)
@@ -112,20 +199,32 @@ class WorkbenchState:
                     raise
                 on_error(exc)
             finally:
-                self._set_busy(False)
+                ticker.cancel()
+                self._done()
 
-        task = loop.create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._keep(loop.create_task(run()))
+
+    def rerun(self, record: CallRecord, on_error: Callable[[BaseException], None] | None = None) -> None:
+        """Fire a past call again (same call name, same raw arguments) in the current invocation."""
+        self.submit(record.call_name, record.arguments.to_json(), on_error)  # the object, or the text as sent
 
     def show(self, index: int) -> None:
-        """Show the result of the invocation's record number `index` again."""
+        """Show the result of the current invocation's record number `index` again."""
         records = self.invocation.records
         if not 0 <= index < len(records):
             raise ToolbenchError("bench.misuse", f"there is no record {index}; the invocation has {len(records)}")
-        self.record = records[index]
+        self.select(records[index])
+
+    def select(self, record: CallRecord) -> None:
+        """Show `record` (of any invocation of this app) in the result viewer."""
+        self.record = record
         self._emit("result")
 
+    def mcp_changed(self) -> None:
+        """Servers were added, restarted or switched: panels redraw what depends on them."""
+        self._emit("mcp")
+
+    # internals ----------------------------------------------------------------------------
     def _show_last(self, inv: Invocation) -> None:
         if inv is self.invocation and inv.records:
             self.record = inv.records[-1]
@@ -134,3 +233,47 @@ class WorkbenchState:
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
         self._emit("busy")
+
+    def _done(self) -> None:
+        self.pending = self.progress = None
+        self._set_busy(False)
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            self._emit("busy")
+
+    def _watch_progress(self, call_name: str) -> None:
+        binding = self.invocation.snapshot.binding_for(call_name)
+        if binding is not None and binding.tool_id.kind == "mcp":
+            self.bench.mcp.on_progress(self._on_progress)
+
+    def _on_progress(self, event: Any) -> None:  # on the bench loop
+        update = Progress(float(event.progress), event.total, event.message)
+        self._emit_soon("progress", lambda: setattr(self, "progress", update))
+
+    async def _ask(self, request: ApprovalRequest) -> bool:  # the bench's approval handler
+        """Wait for Approve / Deny in the app; a call the app did not fire (a cell's `inv.call`
+        blocks the kernel, so no click can arrive) gets `tool.approval_required` at once."""
+        pending = self.pending
+        if (self._ui_loop is None or pending is None or pending.invocation_id != request.invocation_id
+                or pending.call_name != request.call_name):
+            raise ToolError("tool.approval_required",
+                            f"`{request.call_name}` needs the user's approval: fire it from the workbench app "
+                            "(or set bench.on_approval). Do not retry it; continue without it or ask the user.")
+        item = PendingApproval(request)
+        self._emit_soon("approval", lambda: self.approvals.append(item))
+        try:
+            return await asyncio.wrap_future(item.answer)
+        finally:
+            self._emit_soon("approval", lambda: self.approvals.remove(item) if item in self.approvals else None)
+
+    def _bench_closed(self) -> None:
+        self.closed = True
+        for item in self.approvals:
+            item.decide(False)
+        self._emit("closed")

@@ -1,31 +1,81 @@
-"""WorkbenchApp: every panel over one shared state; what `display(bench)` shows."""
+"""WorkbenchApp: every panel over one shared state, on one screen; what `display(bench)` shows.
+
+The layout: a header (profile, invocation, state), then the tool list beside the call console,
+the approvals and the result; below, tabs for the history, the snapshot (per-provider JSON,
+what was left out, the provider checks), the profile and the MCP servers. Below ~1,100 px the
+two columns stack (one stylesheet, `_style.py`)."""
 
 from __future__ import annotations
+
+import html
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
 from ..runtime.bench import Workbench
 from ..runtime.invocation import Invocation
 from ._state import WorkbenchState
+from ._style import style_widget
+from .approval import ApprovalPanel
 from .console import CallConsole
 from .history import HistoryTable
+from .mcp import McpPanel
 from .profile import ProfilePanel
 from .result import ResultViewer
 from .snapshot import SnapshotPanel
+from .tool_list import ToolList
+
+TABS = ("History", "Snapshot", "Profile", "MCP servers")
 
 
 class WorkbenchApp(w.VBox):
-    """The whole workbench: profile and snapshot (as tabs), then the call console, the result
-    and the history, always in view. `state` is shared by all panels."""
+    """The whole workbench. `state` is shared by all panels: `tools`, `console`, `approval`,
+    `result`, `history`, `snapshot`, `profile`, `mcp`; `tabs` holds the last four."""
 
     def __init__(self, bench: Workbench | WorkbenchState, invocation: Invocation | None = None) -> None:
-        self.state = WorkbenchState.of(bench, invocation)
-        self.profile = ProfilePanel(self.state)
-        self.snapshot = SnapshotPanel(self.state)
-        self.console = CallConsole(self.state)
-        self.result = ResultViewer(self.state)
-        self.history = HistoryTable(self.state)
-        tabs = w.Tab(children=[self.snapshot, self.profile], titles=("Snapshot", "Profile"))
-        super().__init__(children=[w.HTML("<h3 style='margin:4px 0'>toolbench</h3>"), tabs, self.console,
-                                   self.result, self.history])
+        self.state = state = WorkbenchState.of(bench, invocation)
+        self.console = CallConsole(state)
+        self.tools = ToolList(state, on_pick=self.console.select)
+        self.approval = ApprovalPanel(state)
+        self.result = ResultViewer(state)
+        self.history = HistoryTable(state)
+        self.snapshot = SnapshotPanel(state)
+        self.profile = ProfilePanel(state)
+        self.mcp = McpPanel(state)
+        self.header = w.HTML("")
+        self.header.add_class("tb-header")
+        self.notice = w.HTML("")
+        self.notice.add_class("tb-notice")
+        side = w.VBox([self.tools])
+        side.add_class("tb-side")
+        work = w.VBox([self.console, self.approval, self.result])
+        work.add_class("tb-work")
+        main = w.Box([side, work])
+        main.add_class("tb-main")
+        self.tabs = w.Tab(children=[self.history, self.snapshot, self.profile, self.mcp], titles=TABS)
+        self.tabs.add_class("tb-tabs")
+        super().__init__(children=[style_widget(), self.header, self.notice, main, self.tabs])
         self.add_class("tb-app")
+        self.console.call_name.observe(lambda change: self._follow(change["new"]), names="value")
+        for event in ("invocation", "profile", "closed"):
+            state.observe(event, self._show_header)  # type: ignore[arg-type]
+        self._follow(self.console.call_name.value)
+        self._show_header()
+
+    def _follow(self, call_name: str | None) -> None:
+        """The tool list highlights the console's tool, however it was chosen."""
+        self.tools.selected = call_name
+        self.tools._highlight()
+
+    def _show_header(self) -> None:
+        state = self.state
+        snapshot = state.invocation.snapshot
+        profile = state.bench.profile
+        status = ("<b class='tb-closed-banner'>closed</b>" if state.closed else
+                  f"<span class='tb-muted'>invocation <code>{snapshot.id}</code> · {snapshot.scene} · "
+                  f"{len(snapshot.bindings)} tools</span>")
+        self.header.value = (f"<div class='tb-bar' style='display:flex'><span class='tb-title'>toolbench</span>"
+                             f"<span class='tb-muted'>profile <code>{html.escape(profile.name)}</code></span>"
+                             f"{status}</div>")
+        self.notice.value = f"<div class='tb-muted'>{html.escape(state.notice)}</div>" if state.notice else ""
+        if state.closed:
+            self.add_class("tb-closed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -10,51 +11,79 @@ import ipywidgets as w  # type: ignore[import-untyped]
 from ..core.arguments import MISSING
 from ..runtime.bench import Workbench
 from ..runtime.invocation import Invocation
-from ._base import Panel
-from ._form import SchemaForm
+from ._base import Panel, bar
+from ._form import SchemaForm, example_arguments
 from ._state import WorkbenchState
 
 
+def json_problem(text: str) -> str | None:
+    """Where `text` stops being one JSON object, said as a person would; None when it is one."""
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"the JSON breaks at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON: {exc}"
+    if value is not None and not isinstance(value, dict):
+        return f"the arguments are a JSON {type(value).__name__}, not an object"
+    return None
+
+
 class CallConsole(Panel):
-    """A call-name dropdown, the arguments (raw text sent verbatim, or a form), a call button
-    and the budget left.
+    """The call name (pick from the list or type any name: an unknown one is a model mistake
+    worth seeing), the arguments (raw text sent verbatim, or a form built from the schema), the
+    call button and the budget left.
 
     In raw mode the text box is sent exactly as typed: malformed JSON included, so the
-    runtime's `tool.invalid_arguments` result can be seen; an empty box sends no arguments
-    field at all (`MISSING`)."""
+    runtime's `tool.invalid_arguments` result can be seen (the line under the box says where
+    the JSON breaks); an empty box sends no arguments field at all (`MISSING`). Picking
+    another tool resets the box to that tool's example, built from its schema."""
 
     css_class = "tb-console"
 
     def __init__(self, source: Workbench | WorkbenchState, invocation: Invocation | None = None) -> None:
         state = WorkbenchState.of(source, invocation)
-        self.call_name = w.Dropdown(description="call name", options=[])
+        self.call_name = w.Combobox(options=[], placeholder="call name (pick or type)", ensure_option=False,
+                                    layout=w.Layout(width="260px"))
         self.call_name.add_class("tb-call-name")
-        self.mode = w.ToggleButtons(options=["raw", "form"], value="raw", style={"button_width": "70px"})
-        self.arguments = w.Textarea(value="", placeholder='{"formula": "3d6+4"}  (sent exactly as typed)',
-                                    layout=w.Layout(width="100%", height="90px"))
-        self.arguments.add_class("tb-arguments")
-        self.form = SchemaForm(None)
-        self.form_box = w.VBox([self.form.widget])
-        self.to_raw = w.Button(description="form → raw", tooltip="copy the form's JSON into the raw box")
-        self.call_button = w.Button(description="call", button_style="primary", icon="play")
+        self.mode = w.ToggleButtons(options=["raw", "form"], value="raw", style={"button_width": "60px"})
+        self.mode.add_class("tb-mode")
+        self.call_button = w.Button(description="call", button_style="primary", icon="play",
+                                    layout=w.Layout(width="90px"))
         self.call_button.add_class("tb-call-button")
-        self.busy = w.HTML("")
         self.budget = w.HTML("")
         self.budget.add_class("tb-budget")
         self.description = w.HTML("")
-        self.raw_box = w.VBox([self.arguments])
+        self.description.add_class("tb-tool-description")
+        self.arguments = w.Textarea(value="", placeholder='{"formula": "3d6+4"}  (sent exactly as typed)',
+                                    layout=w.Layout(width="100%", height="110px"))
+        self.arguments.add_class("tb-arguments")
+        self.json_hint = w.HTML("")
+        self.json_hint.add_class("tb-json-hint")
+        self.example = w.Button(description="example", tooltip="reset the box to this tool's example arguments",
+                                layout=w.Layout(width="90px"))
+        self.example.add_class("tb-example")
+        self.form = SchemaForm(None)
+        self.form_box = w.VBox([self.form.widget])
+        self.to_raw = w.Button(description="form → raw", tooltip="copy the form's JSON into the raw box")
+        self.raw_box = w.VBox([self.arguments, bar([self.example, self.json_hint])])
         self.form_area = w.VBox([self.form_box, self.to_raw])
+        self._tool: str | None = None  # the call name whose example the raw box was reset to
         super().__init__(state, [
-            w.HTML("<b>Call console</b>"),
-            self.call_name, self.description, self.mode, self.raw_box, self.form_area,
-            w.HBox([self.call_button, self.busy]), self.budget,
+            w.HTML("<span class='tb-title'>Call</span>"),
+            bar([self.call_name, self.mode, self.call_button, self.budget]),
+            self.description, self.raw_box, self.form_area,
         ])
         self._wire()
         self.refresh()
 
     def _wire(self) -> None:
-        self.on_change(self.call_name, lambda _v: self._rebuild_form())
+        self.on_change(self.call_name, lambda _v: self._pick())
         self.on_change(self.mode, lambda _v: self._show_mode())
+        self.on_change(self.arguments, lambda _v: self._show_hint())
+        self.on_click(self.example, self._reset_example)
         self.on_click(self.to_raw, self._copy_form_to_raw)
         self.on_click(self.call_button, self._call)
         self.on_state("invocation", self.refresh)
@@ -64,20 +93,47 @@ class CallConsole(Panel):
     # views --------------------------------------------------------------------------------
     def refresh(self) -> None:
         names = list(self.state.invocation.snapshot.call_names)
-        keep = self.call_name.value if self.call_name.value in names else (names[0] if names else None)
         self.call_name.options = names
-        self.call_name.value = keep
-        self._rebuild_form()
+        if self.call_name.value not in names and names:
+            self.call_name.value = names[0]  # a typed unknown name stays only within one invocation
+        self._pick(force=True)
         self._show_mode()
         self._show_budget()
 
-    def _rebuild_form(self) -> None:
-        binding = self.state.invocation.snapshot.binding_for(self.call_name.value or "")
+    def select(self, call_name: str) -> None:
+        """Make `call_name` the console's tool (the tool list's click)."""
+        self.call_name.value = call_name
+
+    def _pick(self, *, force: bool = False) -> None:
+        """A new tool: its form, its description and (for a known tool) its example arguments."""
+        name = self.call_name.value or ""
+        if name == self._tool and not force:
+            return
+        binding = self.state.invocation.snapshot.binding_for(name)
         self.form = SchemaForm(binding.descriptor.input_schema if binding else None)
         self.form_box.children = [self.form.widget]
-        text = binding.descriptor.description if binding else ""
-        tool = f"<code>{binding.tool_id}</code> " if binding else ""
-        self.description.value = f"<span style='font-size:12px;color:#555'>{tool}{_escape(text)}</span>"
+        if binding is None:
+            self.description.value = (f"<span class='tb-muted'>no tool is named <code>{html.escape(name)}</code> in "
+                                      "this snapshot: calling it shows what a model gets for an unknown name</span>"
+                                      if name else "")
+        else:
+            text = binding.descriptor.description.strip()
+            self.description.value = (f"<div class='tb-muted tb-scroll tb-short' style='max-height:72px'>"
+                                      f"<code>{binding.tool_id}</code> {html.escape(text)}</div>")
+            if name != self._tool:
+                self._reset_example()
+        self._tool = name
+
+    def _reset_example(self) -> None:
+        binding = self.state.invocation.snapshot.binding_for(self.call_name.value or "")
+        schema = binding.descriptor.input_schema if binding else None
+        self.arguments.value = json.dumps(example_arguments(schema or {}), ensure_ascii=False)
+
+    def _show_hint(self) -> None:
+        problem = json_problem(self.arguments.value)
+        self.json_hint.value = ("" if problem is None else
+                                f"<span class='tb-error-line'>{html.escape(problem)}; sent as typed, "
+                                "the model would get <code>tool.invalid_arguments</code></span>")
 
     def _show_mode(self) -> None:
         raw = self.mode.value == "raw"
@@ -87,13 +143,13 @@ class CallConsole(Panel):
     def _show_budget(self) -> None:
         budget = self.state.invocation.budget()
         total = self.state.invocation.snapshot.max_calls_per_invocation
-        per_tool = ", ".join(f"<code>{n}</code> {left}" for n, left in budget["per_tool"].items())
-        self.budget.value = (f"<span style='font-size:12px'>calls left: <b>{budget['total']}</b> of {total}"
+        per_tool = ", ".join(f"<code>{html.escape(n)}</code> {left}" for n, left in budget["per_tool"].items())
+        self.budget.value = (f"<span class='tb-muted'>calls left: <b>{budget['total']}</b> of {total}"
                              + (f"; per tool: {per_tool}" if per_tool else "") + "</span>")
 
     def _show_busy(self) -> None:
-        self.call_button.disabled = self.state.busy
-        self.busy.value = "<i>calling…</i>" if self.state.busy else ""
+        if not self.state.closed:
+            self.call_button.disabled = self.state.busy
 
     # actions ------------------------------------------------------------------------------
     def wire_arguments(self) -> Any:
@@ -108,9 +164,3 @@ class CallConsole(Panel):
 
     def _call(self) -> None:
         self.state.submit(self.call_name.value or "", self.wire_arguments(), on_error=self.show_error)
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)

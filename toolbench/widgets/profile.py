@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from ..core.ids import ToolId
 from ..core.profile import Profile
 from ..runtime.bench import Workbench
 from ..runtime.invocation import Invocation
-from ._base import Panel
+from ._base import Panel, bar, scroll
 from ._state import WorkbenchState
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "profiles"
@@ -55,15 +56,19 @@ class ProfilePanel(Panel):
         self.max_calls = w.IntText(description="calls / run", style={"description_width": "110px"})
         self.inline_limit = w.IntText(description="inline limit", style={"description_width": "110px"})
         self.rows: dict[str, ToolRow] = {}
-        self.tools = w.GridBox(layout=w.Layout(grid_template_columns="60px 60px auto 90px 110px",
-                                               grid_gap="0px 8px", max_height="320px", overflow="auto"))
+        columns = "50px 50px minmax(0, 1fr) 80px 110px"
+        self.header = w.GridBox([w.HTML(f"<b class='tb-muted'>{h}</b>") for h in ("allow", "deny", "ToolId", "kind",
+                                                                                "budget")],
+                                layout=w.Layout(grid_template_columns=columns, grid_gap="0px 8px"))
+        self.tools = w.GridBox(layout=w.Layout(grid_template_columns=columns, grid_gap="0px 8px"))
         self.apply_button = w.Button(description="apply", button_style="primary")
         self.apply_button.add_class("tb-profile-apply")
         self.status = w.HTML("")
         super().__init__(state, [
-            w.HTML("<b>Profile</b>"), self.title,
-            w.HBox([self.bundled, self.load_bundled]), w.HBox([self.path, self.load_file, self.save_button]),
-            self.tools, w.HBox([self.max_calls, self.inline_limit]), w.HBox([self.apply_button, self.status]),
+            w.HTML("<span class='tb-title'>Profile</span>"), self.title,
+            bar([self.bundled, self.load_bundled]), bar([self.path, self.load_file, self.save_button]),
+            self.header, scroll([self.tools]), bar([self.max_calls, self.inline_limit]),
+            bar([self.apply_button, self.status]),
         ])
         self._wire()
         self.refresh()
@@ -79,13 +84,13 @@ class ProfilePanel(Panel):
     def refresh(self) -> None:
         profile = self.state.bench.profile
         settings = profile.tools
-        self.title.value = f"<code>{profile.name}</code> <span style='font-size:12px'>{profile.description}</span>"
+        self.title.value = (f"<code>{html.escape(profile.name)}</code> "
+                            f"<span class='tb-muted'>{html.escape(profile.description)}</span>")
         self.max_calls.value = settings.max_calls_per_run
         self.inline_limit.value = settings.external_result_inline_char_limit
         kinds = {str(d.id): d.kind for d in self.state.bench.catalog()}
         ids = list(dict.fromkeys([*kinds, *settings.allow, *settings.deny]))
-        header = [w.HTML(f"<b style='font-size:12px'>{h}</b>") for h in ("allow", "deny", "ToolId", "kind", "budget")]
-        cells: list[w.Widget] = list(header)
+        cells: list[w.Widget] = []
         self.rows = {}
         for text in ids:
             row = ToolRow(tool_id=text,
@@ -95,8 +100,9 @@ class ProfilePanel(Panel):
                                         placeholder="none", layout=w.Layout(width="100px")))
             self.rows[text] = row
             kind = kinds.get(text) or ToolId.parse(text).kind
-            missing = "" if text in kinds else " <i style='color:#b00020'>(not offered)</i>"
-            cells += [row.allow, row.deny, w.HTML(f"<code>{text}</code>{missing}"), w.Label(kind), row.budget]
+            missing = "" if text in kinds else " <i class='tb-error-line'>(not offered)</i>"
+            cells += [row.allow, row.deny, w.HTML(f"<code title='{html.escape(text, quote=True)}'>{html.escape(text)}"
+                                                  f"</code>{missing}"), w.Label(kind), row.budget]
         self.tools.children = cells
 
     def clear_error(self) -> None:
@@ -120,11 +126,11 @@ class ProfilePanel(Panel):
 
     def apply(self) -> None:
         self.state.set_profile(self.edited())
-        self.status.value = "<span style='color:#1b5e20'>applied: a new snapshot is frozen</span>"
+        self.status.value = "<span class='tb-ok-line'>applied: a new invocation, on a new snapshot</span>"
 
     def _load(self, profile: Profile) -> None:
         self.state.set_profile(profile)
-        self.status.value = f"<span style='color:#1b5e20'>loaded <code>{profile.name}</code></span>"
+        self.status.value = f"<span class='tb-ok-line'>loaded <code>{profile.name}</code></span>"
 
     def _load_bundled(self) -> None:
         path = bundled_profiles()[self.bundled.value]
@@ -137,4 +143,4 @@ class ProfilePanel(Panel):
             raise ToolbenchError("bench.misuse", "type a file path to save the profile to")
         profile = self.edited()
         profile.save(self.path.value.strip())
-        self.status.value = f"<span style='color:#1b5e20'>saved to <code>{self.path.value.strip()}</code></span>"
+        self.status.value = f"<span class='tb-ok-line'>saved to <code>{self.path.value.strip()}</code></span>"

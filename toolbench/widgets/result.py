@@ -1,132 +1,319 @@
-"""ResultViewer: what the model reads, next to the full `tool-results/` file."""
+"""ResultViewer: what the model reads, the full `tool-results/` file paged and searchable,
+the attachments (and what each provider receives of them), and the call on its way."""
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+import json
 from pathlib import Path
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.results import ToolResult
+from ..core.errors import ToolbenchError
+from ..core.results import AttachmentRef, ToolResult
+from ..protocols import abridge
 from ..runtime.bench import Workbench
 from ..runtime.invocation import Invocation
-from ._base import Panel, pre, pretty
+from ..runtime.records import CallRecord
+from . import _file_view as fv
+from ._base import Panel, bar, pre, pretty, scroll
 from ._state import WorkbenchState
 
-PAGE_LINES = 200
-MAX_MATCHES = 500
+__all__ = ["CSS", "PAGE_LINES", "ResultViewer"]
+
+PAGE_LINES = fv.PAGE_LINES
+PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
+MAX_ATTACHMENT_BYTES = 8 * 1024 * 1024
+MAX_STRUCTURED_CHARS = 200_000  # the JSON is for reading, not for a browser to lay out megabytes of
+KEEP_B64 = 60
+
+# This panel's own rules; `_style.stylesheet()` gathers them into the one stylesheet.
+CSS = """
+.tb-result .tb-line-no { color: var(--jp-ui-font-color3); user-select: none; }
+.tb-result mark { background: var(--jp-warn-color3); color: inherit; }
+.tb-result .tb-hit-current { outline: 2px solid var(--jp-brand-color1); }
+.tb-result .tb-line-mark { background: var(--jp-brand-color3); outline: 1px solid var(--jp-brand-color1); }
+.tb-result .tb-preview-end { color: var(--jp-brand-color1); font-weight: 600; }
+.tb-result .tb-progress-indeterminate .progress-bar { opacity: 0.5; }
+"""
 
 
-@dataclass(frozen=True, slots=True)
-class FileView:
-    """A page of a text file's lines (1-based numbers), or the lines matching a search."""
-
-    text: str
-    first: int
-    last: int
-    total: int
-    matches: int | None = None
-
-
-def page_of(lines: list[str], page: int, size: int = PAGE_LINES) -> FileView:
-    pages = max(1, -(-len(lines) // size))
-    page = min(max(page, 1), pages)
-    start = (page - 1) * size
-    chunk = lines[start:start + size]
-    text = "\n".join(f"{start + i + 1:>6}  {line}" for i, line in enumerate(chunk))
-    return FileView(text=text, first=start + 1 if chunk else 0, last=start + len(chunk), total=len(lines))
-
-
-def search_in(lines: list[str], query: str, limit: int = MAX_MATCHES) -> FileView:
-    """The lines containing `query` (case-insensitive), numbered, at most `limit` shown."""
-    needle = query.casefold()
-    hits = [(i, line) for i, line in enumerate(lines, 1) if needle in line.casefold()]
-    text = "\n".join(f"{i:>6}  {line}" for i, line in hits[:limit])
-    return FileView(text=text, first=0, last=0, total=len(lines), matches=len(hits))
+def _muted(text: str) -> str:
+    return f"<span class='tb-muted'>{text}</span>"
 
 
 class ResultViewer(Panel):
-    """The result on show: its content (what the model reads, `tb-result-content`), the full
-    `tool-results/` file paged by lines with a search box (`tb-result-file`), and the
-    structured JSON kept for records. An error result shows its code in a banner."""
+    """The result on show (`state.record`): header (ok / error banner `tb-result-error`, call id,
+    call name, ToolId, elapsed), what the model reads (`content`, `tb-result-content`, with where
+    its preview ends in the file), the `tool-results/` file of an externalized result (`file`,
+    `tb-result-file`), the attachments (`attachments`) beside what each provider receives
+    (`protocol`, `provider_json`), the structured JSON (`structured`, in an Accordion) and,
+    while a call runs, `pending` (`tb-pending`) with its `progress` bar (`tb-progress`).
+
+    File controls, in bars above the file text: `previous` / `next` (`tb-file-prev` /
+    `tb-file-next`), `page` (a BoundedIntText, `tb-file-page-input`; arrow keys step it),
+    `page_label` (`tb-file-page`), `line` (go to line, `tb-file-line`), `search` (`tb-file-search`)
+    with `hits` (the count) and `hit_prev` / `hit_next` (`tb-file-hit-prev` / `tb-file-hit-next`).
+    `file_box` holds them and is hidden for an inline result."""
 
     css_class = "tb-result"
 
     def __init__(self, source: Workbench | WorkbenchState, invocation: Invocation | None = None) -> None:
         state = WorkbenchState.of(source, invocation)
         self.header = w.HTML("")
-        self.content = w.HTML("")
-        self.content.add_class("tb-result-content")
-        self.file = w.HTML("")
-        self.file.add_class("tb-result-file")
+        self.pending_label = w.HTML("")
+        self.pending_label.add_class("tb-pending")
+        self.progress = w.FloatProgress(value=0.0, min=0.0, max=1.0, layout=w.Layout(width="260px"))
+        self.progress.add_class("tb-progress")
+        self.progress_label = w.HTML("")
+        self.pending = bar([self.pending_label, self.progress, self.progress_label])
+        self.preview_note = w.HTML("")
+        self.content = _classed(w.HTML(""), "tb-result-content")
         self.file_info = w.HTML("")
-        self.page = w.BoundedIntText(value=1, min=1, max=1, description="page", layout=w.Layout(width="150px"))
-        self.previous = w.Button(description="◀", layout=w.Layout(width="40px"))
-        self.next = w.Button(description="▶", layout=w.Layout(width="40px"))
-        self.search = w.Text(placeholder="search the file", continuous_update=False, layout=w.Layout(width="220px"))
-        self.structured = w.HTML("")
-        self.structured.add_class("tb-result-structured")
-        box = {"border": "1px solid #ddd", "padding": "4px", "max_height": "420px", "overflow": "auto"}
-        left = w.VBox([w.HTML("<b>What the model reads</b>"), self.content], layout=w.Layout(width="50%", **box))
-        right = w.VBox([w.HTML("<b>The <code>tool-results/</code> file</b>"), self.file_info,
-                        w.HBox([self.previous, self.page, self.next, self.search]), self.file],
-                       layout=w.Layout(width="50%", **box))
-        self.structured_box = w.Accordion(children=[self.structured], titles=("structured (kept for records)",))
-        self._lines: list[str] = []
-        super().__init__(state, [self.header, w.HBox([left, right]), self.structured_box])
+        self.previous = _classed(w.Button(description="◀", tooltip="previous page", layout=_px(40)), "tb-file-prev")
+        self.next = _classed(w.Button(description="▶", tooltip="next page", layout=_px(40)), "tb-file-next")
+        self.page = _classed(w.BoundedIntText(value=1, min=1, max=1, description="page", layout=_px(150)),
+                             "tb-file-page-input")
+        self.page_label = _classed(w.HTML(""), "tb-file-page")
+        self.line = _classed(w.IntText(value=0, description="go to line", layout=_px(190)), "tb-file-line")
+        self.search = _classed(w.Text(placeholder="search the file", continuous_update=False, layout=_px(220)),
+                               "tb-file-search")
+        self.hits = w.HTML("")
+        self.hit_prev = _classed(w.Button(description="▲ hit", tooltip="previous hit", layout=_px(64)),
+                                 "tb-file-hit-prev")
+        self.hit_next = _classed(w.Button(description="▼ hit", tooltip="next hit", layout=_px(64)),
+                                 "tb-file-hit-next")
+        self.file = _classed(w.HTML(""), "tb-result-file")
+        self.file_box = w.VBox([bar([self.previous, self.page, self.next, self.page_label, self.line]),
+                                bar([self.search, self.hit_prev, self.hit_next, self.hits]),
+                                scroll([self.file], size="tb-tall")])
+        self.attachments = w.VBox([])
+        self.protocol = w.Dropdown(options=PROVIDERS, value=PROVIDERS[0], description="provider",
+                                   layout=_px(260))
+        self.provider_json = w.HTML("")
+        self.attachment_box = w.HBox(
+            [_column([w.HTML("<b>Attachments</b>"), self.attachments]),
+             _column([w.HTML("<b>What each provider would receive</b>"), bar([self.protocol]),
+                      scroll([self.provider_json], size="tb-short")])], layout=w.Layout(flex_flow="row wrap"))
+        self.structured = _classed(w.HTML(""), "tb-result-structured")
+        self.structured_box = w.Accordion(children=[scroll([self.structured])],
+                                          titles=("structured (kept for records, never sent to the model)",))
+        columns = w.HBox([_column([w.HTML("<b>What the model reads</b>"), self.preview_note, scroll([self.content])]),
+                          _column([w.HTML("<b>The <code>tool-results/</code> file</b>"), self.file_info,
+                                   self.file_box])], layout=w.Layout(flex_flow="row wrap"))
+        self._text: fv.FileText | None = None
+        self._loaded: tuple[Path, int, int] | None = None  # (file, size, mtime) of `_text`
+        self._folded: str | None = None
+        self._preview: fv.PreviewEnd | None = None
+        self._found = fv.Hits()
+        self._hit: int | None = None
+        self._marked: int | None = None
+        self._syncing = False
+        super().__init__(state, [self.header, self.pending, columns, self.attachment_box, self.structured_box])
         self._wire()
         self.refresh()
+        self.show_pending()
 
     def _wire(self) -> None:
         self.on_state("result", self.refresh)
-        self.on_change(self.page, lambda _v: self._show_file())
-        self.on_change(self.search, lambda _v: self._show_file())
-        self.on_click(self.previous, lambda: setattr(self.page, "value", max(1, self.page.value - 1)))
-        self.on_click(self.next, lambda: setattr(self.page, "value", min(self.page.max, self.page.value + 1)))
+        self.on_state("busy", self.show_pending)
+        self.on_state("progress", self.show_pending)
+        self.on_click(self.previous, lambda: self.go_to_page(self.page.value - 1))
+        self.on_click(self.next, lambda: self.go_to_page(self.page.value + 1))
+        self.on_change(self.page, lambda _v: None if self._syncing else self._draw_file())
+        self.on_change(self.line, self.go_to_line)
+        self.on_change(self.search, self.find)
+        self.on_click(self.hit_next, lambda: self.step_hit(1))
+        self.on_click(self.hit_prev, lambda: self.step_hit(-1))
+        self.on_change(self.protocol, lambda _v: self._draw_provider())
+
+    # acting -------------------------------------------------------------------------------
+    def go_to_page(self, number: int) -> None:
+        self.page.value = min(max(number, self.page.min), self.page.max)
+
+    def go_to_line(self, line: int) -> None:
+        """Show the page holding `line` and mark it (0 clears the mark)."""
+        if self._syncing or self._text is None:
+            return
+        total = len(self._text.lines)
+        self._marked = min(max(line, 1), total) if line > 0 and total else None
+        self._show(fv.page_of_line(self._marked) if self._marked else self.page.value)
+
+    def find(self, query: str) -> None:
+        if self._syncing or self._text is None:
+            return
+        if query and self._folded is None:
+            self._folded = fv.fold(self._text.lines)  # once per file: later searches reuse it
+        self._found = fv.search_in(self._folded or "", query)
+        self._hit = 0 if self._found.lines else None
+        self._show(fv.page_of_line(self._found.lines[0]) if self._found.lines else self.page.value)
+
+    def step_hit(self, step: int) -> None:
+        if self._hit is None:
+            return
+        self._hit = (self._hit + step) % len(self._found.lines)
+        self._show(fv.page_of_line(self._found.lines[self._hit]))
 
     # views --------------------------------------------------------------------------------
     def refresh(self) -> None:
-        result = self.state.result
-        self._lines = self._file_lines(result)
-        self.page.max = max(1, -(-len(self._lines) // PAGE_LINES))
-        self.page.value = 1
-        self.search.value = ""
-        if result is None:
-            self.header.value = "<b>Result</b> <i>(no call yet)</i>"
-            self.content.value = ""
-            self.structured.value = ""
+        record = self.state.record
+        result = record.result if record is not None else None
+        self.header.value = _header(record)
+        self.content.value = pre(result.content) if result is not None else ""
+        self.structured.value = pre(_structured_text(result)) if result is not None else ""
+        self._load_file(result)
+        self._syncing = True
+        try:  # reset the controls without each redrawing the page
+            self.search.value, self.line.value = "", 0
+            self.page.max = fv.page_count(len(self._text.lines)) if self._text else 1
+            self.page.value = 1
+        finally:
+            self._syncing = False
+        self._found, self._hit, self._marked = fv.Hits(), None, None
+        self._draw_file()
+        self._draw_attachments(result)
+
+    def show_pending(self) -> None:
+        pending, progress = self.state.pending, self.state.progress
+        self.pending.layout.display = "" if pending is not None else "none"
+        if pending is None:
+            return
+        self.pending_label.value = (f"calling <code>{html.escape(pending.call_name)}</code> … "
+                                    f"{pending.elapsed:.1f} s")
+        self.progress.layout.display = "" if progress is not None else "none"
+        if progress is None:
+            self.progress_label.value = ""
+            return
+        fraction = progress.fraction
+        self.progress.value = 1.0 if fraction is None else fraction
+        self.progress.bar_style = "info" if fraction is None else ""
+        if fraction is None:
+            self.progress.add_class("tb-progress-indeterminate")
         else:
-            self.header.value = _header(result)
-            color = "#b00020" if result.is_error else "inherit"
-            self.content.value = pre(result.content, css=f"color:{color}")
-            self.structured.value = pre(pretty(result.structured))
-        self._show_file()
+            self.progress.remove_class("tb-progress-indeterminate")
+        amount = f"{progress.progress:g}" + (f" of {progress.total:g}" if progress.total else " (no total)")
+        self.progress_label.value = html.escape(" · ".join(p for p in (progress.message or "", amount) if p))
 
-    def _file_lines(self, result: ToolResult | None) -> list[str]:
+    def _load_file(self, result: ToolResult | None) -> None:
+        """Read the result's file once (again only when it changed on disk)."""
         path = _file_path(result)
+        self._preview = None
         if path is None:
-            return []
+            self._text, self._loaded, self._folded = None, None, None
+            self.file_info.value = _muted("inline result: no <code>tool-results/</code> file")
+            return
         full = self.state.bench.workspace / path
-        if not full.is_file():
-            return [f"(missing: {path})"]
-        return full.read_text(encoding="utf-8").split("\n")
+        try:
+            stat = full.stat()
+            key = (full, stat.st_size, stat.st_mtime_ns)
+            if key != self._loaded:
+                self._text, self._loaded, self._folded = fv.load_file(full), key, None
+        except OSError as exc:
+            self._text, self._loaded, self._folded = None, None, None
+            why = "is missing" if isinstance(exc, FileNotFoundError) else f"cannot be read ({exc.strerror or exc})"
+            self.file_info.value = (f"<div class='tb-error-line'>the file <code>{html.escape(path)}</code> "
+                                    f"{why}</div>")
+            return
+        text = self._text
+        assert text is not None
+        cut = (f" · only its first {fv.MAX_FILE_BYTES // 2**20} MiB are shown" if text.cut else "")
+        self.file_info.value = (f"<code>{html.escape(path)}</code> "
+                                + _muted(f"{text.size:,} bytes · {len(text.lines):,} lines{cut}"))
+        self._preview = fv.preview_end(result.content, text.lines) if result is not None else None
 
-    def _show_file(self) -> None:
-        path = _file_path(self.state.result)
-        if path is None:
-            self.file_info.value = "<i>inline result: no <code>tool-results/</code> file</i>"
+    def _show(self, number: int) -> None:
+        """Go to page `number`; draw it even when it is the page on show already."""
+        number = min(max(number, 1), self.page.max)
+        if number == self.page.value:
+            self._draw_file()
+        else:
+            self.page.value = number  # redraws through the page box's observer
+
+    def _draw_file(self) -> None:
+        text = self._text
+        self.file_box.layout.display = "" if text is not None else "none"
+        self.preview_note.value = _preview_note(self._preview, text) if text is not None else ""
+        if text is None:
             self.file.value = ""
             return
-        if self.search.value:
-            view = search_in(self._lines, self.search.value)
-            shown = f"{min(view.matches or 0, MAX_MATCHES)} shown" if (view.matches or 0) > MAX_MATCHES else ""
-            info = f"{view.matches} matching lines of {view.total} {shown}"
-        else:
-            view = page_of(self._lines, self.page.value)
-            info = f"lines {view.first}–{view.last} of {view.total}"
-        self.file_info.value = f"<code>{html.escape(path)}</code> <span style='font-size:12px'>{info}</span>"
-        self.file.value = pre(view.text)
+        page = fv.page_of(len(text.lines), self.page.value)
+        current = self._found.lines[self._hit] if self._hit is not None else None
+        self.file.value = fv.render_page(text.lines, page, query=self.search.value,
+                                         hits=frozenset(self._found.lines), current=current,
+                                         marked=self._marked, preview=self._preview)
+        self.page_label.value = fv.page_label(page)
+        self.hits.value = fv.hits_label(self._found, self._hit) if self.search.value else ""
+        closed = self.state.closed
+        self.previous.disabled = closed or page.number <= 1
+        self.next.disabled = closed or page.number >= page.pages
+        self.hit_prev.disabled = self.hit_next.disabled = closed or self._hit is None
+
+    def _draw_attachments(self, result: ToolResult | None) -> None:
+        refs = result.attachments if result is not None else ()
+        self.attachment_box.layout.display = "" if refs else "none"
+        self.attachments.children = [self._attachment(ref) for ref in refs]
+        self._draw_provider()
+
+    def _attachment(self, ref: AttachmentRef) -> w.Widget:
+        caption = w.HTML(_muted(f"{html.escape(ref.kind)} · {html.escape(ref.mime_type)} · {ref.size:,} bytes · "
+                                f"<code>{html.escape(ref.path)}</code>"))
+        shown: list[w.Widget] = [caption]
+        if ref.kind in ("image", "audio"):
+            data, why = self._read(ref)
+            if data is None:
+                shown.append(w.HTML(f"<div class='tb-error-line'>{html.escape(why)}</div>"))
+            elif ref.kind == "image":
+                shown.append(w.Image(value=data, format=ref.mime_type.split("/", 1)[1].split(";")[0],
+                                     layout=w.Layout(max_width="100%", max_height="320px", object_fit="contain")))
+            else:
+                shown.append(w.Audio(value=data, format=ref.mime_type.split("/", 1)[1].split(";")[0],
+                                     autoplay=False, controls=True))
+        return _classed(w.VBox(shown), "tb-result-attachment")
+
+    def _read(self, ref: AttachmentRef) -> tuple[bytes | None, str]:
+        root = self.state.bench.workspace.resolve()
+        full = (root / ref.path).resolve()
+        if not full.is_relative_to(root):
+            return None, f"{ref.path} is outside the workspace"
+        try:
+            if full.stat().st_size > MAX_ATTACHMENT_BYTES:
+                return None, f"too large to show here (over {MAX_ATTACHMENT_BYTES // 2**20} MiB)"
+            return full.read_bytes(), ""
+        except OSError as exc:
+            return None, f"the file {ref.path} cannot be read ({exc.strerror or exc})"
+
+    def _draw_provider(self) -> None:
+        record = self.state.record
+        if record is None or not record.result.attachments:
+            self.provider_json.value = ""
+            return
+        try:
+            element = self._owner(record).render_result(record.result, self.protocol.value)
+        except ToolbenchError as exc:  # a record the invocation cannot render: say so here
+            self.provider_json.value = f"<div class='tb-error-line'><code>{exc.code}</code> {html.escape(exc.message)}"
+            return
+        self.provider_json.value = pre(json.dumps(abridge(element, KEEP_B64), indent=2, ensure_ascii=False))
+
+    def _owner(self, record: CallRecord) -> Invocation:
+        """The invocation that made `record` (the current one when none of this app's did)."""
+        for inv in self.state.invocations:
+            if any(r is record for r in inv.records):
+                return inv
+        return self.state.invocation
+
+
+def _classed(widget: w.Widget, css: str) -> w.Widget:
+    widget.add_class(css)
+    return widget
+
+
+def _px(width: int) -> w.Layout:
+    return w.Layout(width=f"{width}px")
+
+
+def _column(children: list[w.Widget]) -> w.VBox:
+    # Two columns side by side that wrap to one under ~640 px; min_width 0 lets long text wrap.
+    return w.VBox(children, layout=w.Layout(flex="1 1 320px", min_width="0", padding="0 4px"))
 
 
 def _file_path(result: ToolResult | None) -> str | None:
@@ -136,9 +323,28 @@ def _file_path(result: ToolResult | None) -> str | None:
     return None
 
 
-def _header(result: ToolResult) -> str:
-    who = f"<code>{html.escape(result.call_id)}</code> → <code>{html.escape(result.tool_id or '(no tool)')}</code>"
+def _preview_note(preview: fv.PreviewEnd | None, text: fv.FileText) -> str:
+    if preview is None:
+        return _muted("the content holds no preview of the file")
+    part = f" (line {preview.line:,} only in part)" if preview.partial else ""
+    return _muted(f"the preview is lines 1–{preview.line:,} of the file's {len(text.lines):,} lines{part}; "
+                  "the rest reaches the model only if it reads the file")
+
+
+def _structured_text(result: ToolResult) -> str:
+    text = pretty(result.structured)
+    if len(text) > MAX_STRUCTURED_CHARS:
+        return text[:MAX_STRUCTURED_CHARS] + f"\n… ({len(text) - MAX_STRUCTURED_CHARS:,} more characters)"
+    return text
+
+
+def _header(record: CallRecord | None) -> str:
+    if record is None:
+        return "<b>Result</b> " + _muted("(no call yet)")
+    result = record.result
+    who = (f"<code>{html.escape(result.call_id)}</code> · <b>{html.escape(record.call_name)}</b> · "
+           f"<code>{html.escape(result.tool_id or '(no tool)')}</code> · {record.elapsed_ms:,.1f} ms")
     if result.is_error:
-        return (f"<div class='tb-result-error' style='background:#fde7e9;color:#b00020;padding:4px 8px;"
-                f"font-size:15px'>error <b><code>{html.escape(result.error_code or '')}</code></b> · {who}</div>")
-    return f"<div style='padding:4px 8px'>ok · {who}</div>"
+        return (f"<div class='tb-result-error'>error <b><code>{html.escape(result.error_code or '')}</code></b>"
+                f" · {who}</div>")
+    return f"<div><span class='tb-ok-line'><b>ok</b></span> · {who}</div>"

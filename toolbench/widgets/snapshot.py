@@ -8,7 +8,7 @@ import ipywidgets as w  # type: ignore[import-untyped]
 
 from ..runtime.bench import Workbench
 from ..runtime.invocation import Invocation
-from ._base import Panel, pre, pretty, table
+from ._base import Panel, bar, pre, pretty, scroll, table
 from ._state import WorkbenchState
 
 PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
@@ -55,10 +55,10 @@ class SnapshotPanel(Panel):
         self.diagnostics.add_class("tb-snapshot-diagnostics")
         self.checks = w.HTML("")
         self.checks.add_class("tb-snapshot-checks")
-        rendered_box = w.VBox([self.rendered], layout=w.Layout(max_height="360px", overflow="auto"))
-        self.sections = w.Accordion(children=[rendered_box, self.diagnostics, self.checks],
-                                    titles=("rendered tool list", "diagnostics: left out", "provider checks"))
-        super().__init__(state, [self.title, w.HBox([self.scene, self.protocol]), self.bindings, self.sections])
+        self.sections = w.Tab(children=[scroll([self.bindings]), scroll([self.rendered], size="tb-tall"),
+                                        scroll([self.diagnostics]), scroll([self.checks])],
+                              titles=("tools", "provider JSON", "left out", "provider checks"))
+        super().__init__(state, [self.title, bar([self.scene, self.protocol]), self.sections])
         self._syncing = False
         self._wire()
         self.refresh()
@@ -79,16 +79,16 @@ class SnapshotPanel(Panel):
             self.scene.value = snapshot.scene
         finally:
             self._syncing = False
-        self.title.value = (f"<b>Snapshot</b> <span style='font-size:12px'>invocation <code>{snapshot.id}</code>, "
-                            f"{len(snapshot.bindings)} tools, {snapshot.max_calls_per_invocation} calls per "
-                            "invocation</span>")
+        self.title.value = (f"<span class='tb-title'>Snapshot</span> <span class='tb-muted'>invocation "
+                            f"<code>{snapshot.id}</code>, {len(snapshot.bindings)} tools, "
+                            f"{snapshot.max_calls_per_invocation} calls per invocation</span>")
         self.bindings.value = table(
             ["call name", "ToolId", "kind", "budget", "description"],
             [[b.call_name, str(b.tool_id), b.tool_id.kind, "" if b.max_calls is None else str(b.max_calls),
               _first_line(b.descriptor.description)] for b in snapshot.bindings])
         self.diagnostics.value = table(["ToolId", "code", "why"],
                                        [[d.tool_id, d.code, d.message] for d in snapshot.diagnostics]) \
-            if snapshot.diagnostics else "<i>nothing left out</i>"
+            if snapshot.diagnostics else "<i class='tb-muted'>nothing left out</i>"
         rows = check_rows(snapshot)
         if rows is None:
             self.checks.value = f"<i>{UNAVAILABLE}</i>"

@@ -1,0 +1,73 @@
+"""The app's one stylesheet: layout, bounded scroll boxes and colours from JupyterLab's theme
+variables (so the dark theme reads), keyed on the stable `tb-*` classes.
+
+The rules shared by every panel are here; a panel's own rules sit in its module's `CSS`, next
+to the markup they style, and `stylesheet()` puts them all in one `<style>`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CSS = """
+.tb-app { color: var(--jp-ui-font-color1); font-size: var(--jp-ui-font-size1); min-width: 0; }
+.tb-app .tb-main { display: grid !important; grid-template-columns: minmax(220px, 300px) minmax(0, 1fr); gap: 8px;
+  align-items: start; width: 100%; }
+.tb-app .tb-side, .tb-app .tb-work { min-width: 0; }
+.tb-app .widget-html-content { overflow-wrap: break-word; word-break: normal; }
+.tb-scroll { overflow: auto !important; min-height: 0; }
+.tb-scroll { max-height: 420px; }
+.tb-scroll.tb-tall { max-height: 560px; }
+.tb-scroll.tb-short { max-height: 240px; }
+.tb-bar { flex-shrink: 0 !important; flex-wrap: wrap; gap: 4px; align-items: center; }
+.tb-app .widget-box > * { flex-shrink: 0; }
+.tb-app .widget-box > .tb-scroll { flex-shrink: 1; }
+.tb-pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;
+  font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); line-height: 1.35; }
+.tb-muted { color: var(--jp-ui-font-color2); font-size: var(--jp-ui-font-size0); }
+.tb-error-line { color: var(--jp-error-color1); border-left: 4px solid var(--jp-error-color1); padding: 2px 8px; }
+.tb-ok-line { color: var(--jp-success-color1); }
+.tb-card { border: 1px solid var(--jp-border-color2); border-radius: 4px; padding: 6px;
+  background: var(--jp-layout-color1); min-width: 0; }
+.tb-title { font-weight: 600; font-size: var(--jp-ui-font-size2); }
+.tb-table { border-collapse: collapse; font-size: var(--jp-ui-font-size0); width: 100%; table-layout: auto; }
+.tb-table th { position: sticky; top: 0; z-index: 1; text-align: left; padding: 3px 6px;
+  background: var(--jp-layout-color2); border-bottom: 1px solid var(--jp-border-color1); }
+.tb-table td { padding: 2px 6px; vertical-align: top; border-bottom: 1px solid var(--jp-border-color3);
+  overflow-wrap: anywhere; word-break: normal; }
+.tb-selected, .tb-selected > * { background: var(--jp-brand-color3) !important; }
+.tb-result-error { background: var(--jp-error-color3); color: var(--jp-error-color1); padding: 4px 8px;
+  font-size: var(--jp-ui-font-size2); }
+.tb-pending { color: var(--jp-warn-color1); }
+.tb-app.tb-closed { opacity: 0.75; }
+.tb-closed-banner { background: var(--jp-warn-color3); color: var(--jp-ui-font-color1); padding: 4px 8px; }
+@media (max-width: 1100px) {
+  .tb-app .tb-main { grid-template-columns: minmax(0, 1fr) !important; }
+}
+"""
+
+
+PANELS = ("history", "result", "mcp", "approval")  # the modules with a `CSS` of their own
+
+
+def stylesheet() -> str:
+    """The `<style>` element's HTML: the shared rules, then each panel's."""
+    import importlib
+
+    own = [getattr(importlib.import_module(f"{__package__}.{name}"), "CSS", "") for name in PANELS]
+    return "<style>" + CSS + "".join(own) + "</style>"
+
+
+_widget: Any = None
+
+
+def style_widget() -> Any:
+    """One HTML widget holding the stylesheet, shared by every panel (a widget may be shown in
+    many places), so a panel shown alone is styled as it is in the app."""
+    global _widget
+    if _widget is None:
+        import ipywidgets as w  # type: ignore[import-untyped]
+
+        _widget = w.HTML(stylesheet())
+        _widget.add_class("tb-style")
+        _widget.layout.display = "none"
+    return _widget
