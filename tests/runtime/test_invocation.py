@@ -8,8 +8,11 @@ import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -533,3 +536,11 @@ def test_an_invocation_keeps_the_profile_it_was_made_with(tmp_path) -> None:
     with Workbench(tmp_path / "ws") as bench:
         reopened = bench.open_invocation("inv_frozen")
         assert reopened.profile.workspace.writable_roots == inv.profile.workspace.writable_roots
+
+
+def test_a_demo_workspace_left_open_is_removed_when_the_process_exits(tmp_path):
+    code = ("from toolbench import Workbench; b = Workbench.demo(); "
+            "b.invocation().call('dice_roll', '{\"formula\": \"d6\"}'); print(b.workspace)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    workspace = Path(out.stdout.strip())
+    assert workspace.name.startswith("toolbench-") and not workspace.exists()

@@ -77,8 +77,9 @@ class TraceMessage:
             text = message.model_dump_json(by_alias=True, exclude_none=True)
         except Exception:  # a trace never breaks a call
             text = repr(message)
+        message_id = getattr(message, "id", None)  # 0 is an id
         return cls(time.time(), direction, kind, str(getattr(message, "method", "") or ""),
-                   str(getattr(message, "id", "") or ""), text[:TRACE_CHARS], len(text) > TRACE_CHARS)
+                   "" if message_id is None else str(message_id), text[:TRACE_CHARS], len(text) > TRACE_CHARS)
 
 
 @dataclass(frozen=True, slots=True)

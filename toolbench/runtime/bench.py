@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import random
 import shutil
@@ -51,6 +52,7 @@ class Workbench:
         self._owns_workspace = workspace is None
         if workspace is None:
             self.workspace = Path(tempfile.mkdtemp(prefix="toolbench-"))
+            _OWNED_WORKSPACES.add(self.workspace)  # removed at exit if the bench is left open
             seed_demo_workspace(self.workspace)
         else:
             self.workspace = Path(workspace).expanduser().resolve()
@@ -395,7 +397,7 @@ class Workbench:
         # The loop before the files: a call still running is cancelled and records its result.
         steps += [self._loop.close, self._store.close, *(inv.close for inv in self._invocations)]
         if self._owns_workspace:
-            steps.append(lambda: shutil.rmtree(self.workspace, ignore_errors=True))
+            steps.append(lambda: _remove_owned(self.workspace))
         failure: BaseException | None = None
         for step in steps:
             try:
@@ -432,6 +434,22 @@ class Workbench:
 
     def __repr__(self) -> str:
         return f"Workbench(workspace={str(self.workspace)!r}, profile={self._profile.name!r})"
+
+
+# Demo workspaces of benches still open when the process ends (a notebook keeps its bench open
+# for a widget): removed at exit, so workshops and test runs leave no /tmp/toolbench-* behind.
+_OWNED_WORKSPACES: set[Path] = set()
+
+
+def _remove_owned(workspace: Path) -> None:
+    _OWNED_WORKSPACES.discard(workspace)
+    shutil.rmtree(workspace, ignore_errors=True)
+
+
+@atexit.register
+def _remove_owned_at_exit() -> None:
+    for workspace in list(_OWNED_WORKSPACES):
+        _remove_owned(workspace)
 
 
 def _as_profile(value: Profile | str | Path | None) -> Profile:
