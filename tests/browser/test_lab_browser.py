@@ -1,9 +1,16 @@
-"""The quickstart in a real browser: JupyterLab + headless Chromium driven through Playwright.
+"""The workbench app in a real browser: JupyterLab + Debian's Chromium driven through Playwright.
 
-Starts JupyterLab on a temporary copy of the notebooks (loopback, no token), opens the
-quickstart, runs all cells, picks a call name, types arguments, clicks call and checks the
-result the model reads and the `tool-results/` file view. Saves a screenshot in the test's
-temp folder; with TOOLBENCH_UPDATE_SCREENSHOT=1 it refreshes the README's `docs/screenshot.png`.
+Every step is a mouse click (or key press) on a visible control, so a control that is covered
+or has no height fails its click, whatever the widget unit tests say. Two notebooks, one lab:
+
+- the quickstart, after Run All: a long result's `tool-results/` file paged forward and back, by
+  keyboard, to a line, searched; a malformed call's error banner;
+- a notebook written here: a nested-object call from the form, an unknown call name, a history
+  row re-run and copied, an image result beside what each provider receives, an approval
+  approved and one denied, at 1440 and at 1024 px, then a closed bench that refuses.
+
+Screenshots go to `$TOOLBENCH_SCREENSHOT_DIR` (default: the test's temp folder); with
+TOOLBENCH_UPDATE_SCREENSHOT=1 the quickstart's refreshes the README's `docs/screenshot.png`.
 Chromium is Debian's package (never `playwright install`); `.ci/run` installs it.
 """
 
@@ -11,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -20,6 +28,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +41,46 @@ STEP_MS = 60_000
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(apt-get install -y chromium; .ci/run does it)")
+
+# The notebook of the second test: every feature of the app on one bench.
+APP_SETUP = '''\
+import json, struct, zlib
+from toolbench import Attachment, ToolOutput, Workbench
+from toolbench.examples.demo_mcp import build_server
+from toolbench.widgets import WorkbenchApp
+
+def png(width, height, rgb):
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return b"\\x89PNG\\r\\n\\x1a\\n" + body
+
+bench = Workbench.demo(seed=7)
+ISSUE = {"type": "object", "required": ["title", "owner"], "properties": {
+    "title": {"type": "string", "description": "One line."},
+    "owner": {"type": "object", "required": ["name"],
+              "properties": {"name": {"type": "string"}, "email": {"type": "string"}}},
+    "labels": {"type": "array", "items": {"type": "string"}}}}
+bench.enable(bench.register_tool("tracker", lambda **issue: json.dumps(issue, sort_keys=True), name="create_issue",
+                                 description="File an issue in the tracker.", input_schema=ISSUE))
+bench.enable(bench.register_tool("camera", lambda: ToolOutput("a red square", attachments=[
+    Attachment(kind="image", mime_type="image/png", data=png(48, 48, (220, 30, 30)))]),
+    name="snap", description="Take a picture."))
+bench.set_permission("extension/demo:weather", "ask")
+bench.mcp.add("demo", server=build_server())
+bench.enable("mcp/demo:echo")
+app = WorkbenchApp(bench, bench.invocation("chat", id="inv_browser"))
+app
+'''
+
+
+def _notebook(*cells: str) -> dict[str, Any]:
+    return {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                       "source": source} for i, source in enumerate(cells)],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+            "nbformat": 4, "nbformat_minor": 5}
 
 
 def _free_port() -> int:
@@ -55,11 +104,13 @@ def _wait_for_server(url: str, proc: subprocess.Popen[bytes], log: Path) -> None
     raise AssertionError(f"jupyter lab did not answer in {SERVER_START_S}s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[str]:
-    """A JupyterLab server on a copy of the notebooks; yields its base URL, stops it after."""
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A JupyterLab server on a copy of the notebooks plus the app notebook; yields its URL."""
+    tmp_path = tmp_path_factory.mktemp("lab")
     root = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", root)
+    (root / "app-check.ipynb").write_text(json.dumps(_notebook(APP_SETUP, "bench.close()")))
     config = tmp_path / "config"
     (config / "labconfig").mkdir(parents=True)
     # No news pop-up over the notebook.
@@ -93,74 +144,271 @@ def lab(tmp_path: Path) -> Iterator[str]:
                 proc.wait(timeout=10)
 
 
-def _wait_idle(page, timeout_ms: int) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout_ms)
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("TOOLBENCH_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
-def _accept_kernel_dialog(page) -> None:  # type: ignore[no-untyped-def]
-    """JupyterLab may ask which kernel to start; take the notebook's own (Python 3)."""
-    accept = page.locator(".jp-Dialog .jp-mod-accept")
-    try:
-        accept.wait_for(state="visible", timeout=5_000)
-    except Exception:  # no dialog this time
-        return
-    accept.click()
-
-
-def test_quickstart_runs_and_the_console_calls_a_tool(lab: str, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"])
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"])
         try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
-            console_log: list[str] = []
-            page.on("console", lambda msg: console_log.append(f"{msg.type}: {msg.text}"))
-            page.set_default_timeout(STEP_MS)
-            page.goto(f"{lab}/lab/tree/01-quickstart.ipynb", timeout=STEP_MS)
-            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=STEP_MS)
-            _accept_kernel_dialog(page)
-            _wait_idle(page, KERNEL_S * 1000)
-
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-
-            call_name = page.locator(".tb-call-name select").first
-            call_name.wait_for(state="attached", timeout=KERNEL_S * 1000)
-            _wait_idle(page, KERNEL_S * 1000)
-            call_name.scroll_into_view_if_needed()
-            call_name.select_option("long_report")
-            arguments = page.locator(".tb-arguments textarea").first
-            arguments.fill('{"lines": 2000}')
-            page.locator(".tb-call-button").first.click()
-
-            content = page.locator(".tb-result-content").first
-            expect(content).to_contain_text("too large to include in full (75999 characters)", timeout=STEP_MS)
-            expect(content).to_contain_text("tool-results/inv_demo/round-007-call_", timeout=STEP_MS)
-            file_view = page.locator(".tb-result-file").first
-            expect(file_view).to_contain_text("line 00001: the quick brown fox jumps", timeout=STEP_MS)
-            expect(file_view).to_contain_text("line 00200: the quick brown fox jumps", timeout=STEP_MS)
-
-            # A malformed call, typed by hand, comes back as an error result with its code.
-            call_name.select_option("dice_roll")
-            arguments.fill('{"formula":')
-            page.locator(".tb-call-button").first.click()
-            expect(page.locator(".tb-result .tb-result-error").first).to_contain_text(
-                "tool.invalid_arguments", timeout=STEP_MS)
-
-            # The screenshot shows the long result and its file side by side.
-            page.locator(".tb-history-row").nth(6).click()
-            expect(file_view).to_contain_text("line 00001:", timeout=STEP_MS)
-            page.locator(".tb-console").first.evaluate("el => el.scrollIntoView({block: 'start'})")
-            shot = README_SCREENSHOT if os.environ.get("TOOLBENCH_UPDATE_SCREENSHOT") == "1" else tmp_path / "lab.png"
-            page.screenshot(path=str(shot), timeout=STEP_MS)
-            assert shot.stat().st_size > 10_000  # a real page, not an empty frame
-        except Exception:
-            failure = tmp_path / "failure.png"
-            page.screenshot(path=str(failure), full_page=True)
-            print(f"browser state at the failure: {failure}")
-            print("\n".join(console_log[-40:]))
-            raise
+            yield chromium
         finally:
-            browser.close()
+            chromium.close()
+
+
+def _open(browser: Any, lab: str, notebook: str, width: int) -> Any:
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    page.set_default_timeout(STEP_MS)
+    page.console_log = []
+    page.on("console", lambda msg: page.console_log.append(f"{msg.type}: {msg.text}"))
+    page.goto(f"{lab}/lab/tree/{notebook}?reset", timeout=STEP_MS)  # only this notebook open
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=STEP_MS)
+    accept = page.locator(".jp-Dialog .jp-mod-accept")  # JupyterLab may ask which kernel to start
+    try:
+        accept.wait_for(state="visible", timeout=5_000)
+        accept.click()
+    except Exception:  # no dialog this time
+        pass
+    _wait_idle(page)
+    return page
+
+
+def _wait_idle(page: Any) -> None:
+    """The kernel of the notebook on show is idle (other notebooks' panels may be open, hidden)."""
+    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle'] >> visible=true").first
+    idle.wait_for(state="visible", timeout=KERNEL_S * 1000)
+
+
+def _run_cell(page: Any, index: int) -> None:
+    """Select cell `index` by its prompt and run it (Shift+Enter), as a user would."""
+    page.locator(".jp-NotebookPanel .jp-Cell").nth(index).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Shift+Enter")
+
+
+def _shot(page: Any, path: Path, anchor: str = ".tb-app") -> None:
+    page.locator(anchor).first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(path), timeout=STEP_MS)
+    assert path.stat().st_size > 10_000  # a real page, not an empty frame
+    print(f"screenshot: {path}")
+
+
+def _failed(page: Any, folder: Path, name: str) -> None:
+    failure = folder / f"{name}-failure.png"
+    page.screenshot(path=str(failure))
+    print(f"browser state at the failure: {failure}")
+    print("\n".join(page.console_log[-40:]))
+
+
+def _pick(page: Any, call_name: str) -> None:
+    """Pick a tool by clicking it in the tool list."""
+    page.locator(".tb-tool-list .tb-tool-item", has_text=re.compile(f"^{re.escape(call_name)}$")).first.click()
+
+
+def _fire_raw(page: Any, arguments: str) -> None:
+    page.locator(".tb-console .tb-mode button", has_text="raw").first.click()
+    page.locator(".tb-arguments textarea").first.fill(arguments)
+    page.locator(".tb-call-button").first.click()
+
+
+def test_the_quickstart_pages_and_searches_a_long_result(browser: Any, lab: str, shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    page = _open(browser, lab, "01-quickstart.ipynb", 1440)
+    try:
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        page.locator(".tb-app").first.wait_for(state="visible", timeout=KERNEL_S * 1000)
+        _wait_idle(page)
+
+        _pick(page, "long_report")
+        _fire_raw(page, '{"lines": 2000}')
+        content = page.locator(".tb-result-content").first
+        expect(content).to_contain_text("too large to include in full (75999 characters)")
+        file_view = page.locator(".tb-result-file").first
+        label = page.locator(".tb-file-page").first
+        expect(file_view).to_contain_text("line 00200: the quick brown fox jumps")
+        expect(label).to_contain_text("page 1 of 10")
+        expect(page.locator(".tb-result .tb-preview-end").first).to_be_visible()
+
+        page.locator(".tb-file-next").first.click()  # the step that used to be covered
+        expect(file_view).to_contain_text("line 00201:")
+        expect(label).to_contain_text("page 2 of 10")
+        page.locator(".tb-file-prev").first.click()
+        expect(file_view).to_contain_text("line 00001:")
+        page.locator(".tb-file-page-input input").first.press("ArrowUp")  # by keyboard
+        expect(label).to_contain_text("page 2 of 10")
+
+        go = page.locator(".tb-file-line input").first
+        go.fill("1500")
+        go.press("Enter")
+        expect(label).to_contain_text("page 8 of 10")
+        expect(page.locator(".tb-result .tb-line-mark").first).to_contain_text("line 01500")
+
+        search = page.locator(".tb-file-search input").first
+        search.fill("line 01999")
+        search.press("Enter")
+        expect(page.locator(".tb-result").first).to_contain_text("1 of 1 hit")
+        expect(label).to_contain_text("page 10 of 10")
+        expect(file_view.locator("mark").first).to_contain_text("line 01999")
+        search.fill("")
+        search.press("Enter")
+
+        # A malformed call, typed by hand, comes back as an error result with its code.
+        _pick(page, "dice_roll")
+        _fire_raw(page, '{"formula":')
+        expect(page.locator(".tb-result .tb-result-error").first).to_contain_text("tool.invalid_arguments")
+
+        # The README's picture: the long result again, its file paged past line 200.
+        page.locator(".tb-history .tb-history-row").nth(1).click()
+        expect(content).to_contain_text("too large to include in full")
+        page.locator(".tb-file-next").first.click()
+        expect(file_view).to_contain_text("line 00201:")
+        update = os.environ.get("TOOLBENCH_UPDATE_SCREENSHOT") == "1"
+        _shot(page, README_SCREENSHOT if update else shots / "quickstart-1440.png")
+    except Exception:
+        _failed(page, shots, "quickstart")
+        raise
+    finally:
+        page.close()
+
+
+def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: str, shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    page = _open(browser, lab, "app-check.ipynb", 1440)
+    try:
+        _run_cell(page, 0)
+        page.locator(".tb-app").first.wait_for(state="visible", timeout=KERNEL_S * 1000)
+        _wait_idle(page)
+        result = page.locator(".tb-result").first
+        content = page.locator(".tb-result-content").first
+
+        # A nested-object call from the form.
+        _pick(page, "create_issue")
+        page.locator(".tb-console .tb-mode button", has_text="form").first.click()
+        form = page.locator(".tb-console .tb-form").first
+        form.locator(".tb-field-title input").first.fill("Pager hidden")
+        form.locator(".tb-field-owner .tb-field-name input").first.fill("Ann")
+        form.locator(".tb-field-labels .tb-add-item").first.click()
+        form.locator(".tb-field-labels input[type=text]").first.fill("ui")
+        page.locator(".tb-call-button").first.click()
+        expect(content).to_contain_text('{"labels": ["ui"], "owner": {"name": "Ann"}, "title": "Pager hidden"}')
+
+        # An unknown call name, typed: what a model gets for it.
+        name = page.locator(".tb-call-name input").first
+        name.fill("create_isue")
+        name.press("Tab")
+        _fire_raw(page, "{}")
+        expect(page.locator(".tb-result .tb-result-error").first).to_contain_text("model.unknown_tool_call")
+
+        # Re-run and copy a history row.
+        page.locator(".tb-tabs .lm-TabBar-tab", has_text="History").first.click()
+        rows = page.locator(".tb-history .tb-history-row")
+        expect(rows).to_have_count(2)
+        rows.nth(1).click()  # the oldest: the form's call
+        page.locator(".tb-history-rerun").first.click()
+        expect(rows).to_have_count(3)
+        expect(content).to_contain_text('"title": "Pager hidden"')
+        rows.nth(0).click()
+        page.locator(".tb-history-copy").first.click()
+        copied = page.locator(".tb-copy-text textarea").first
+        expect(copied).to_have_value(re.compile(r'^inv\.call\("create_issue", '))
+        page.locator(".tb-history-copy-json").first.click()
+        expect(copied).to_have_value(re.compile(r'"call_name": "create_issue"'))
+
+        # An image result, beside what each provider receives.
+        _pick(page, "snap")
+        _fire_raw(page, "{}")
+        image = page.locator(".tb-result-attachment img").first
+        expect(image).to_be_visible()
+        assert image.bounding_box()["height"] > 20
+        result.locator("select").filter(has_text="anthropic").first.select_option("anthropic")
+        expect(result).to_contain_text('"type": "image"')
+        _shot(page, shots / "app-image-1440.png", ".tb-result")
+
+        # An MCP call, then the server's protocol trace in the MCP tab.
+        _pick(page, "mcp__demo__echo")
+        _fire_raw(page, '{"text": "hello from the browser"}')
+        expect(content).to_contain_text("hello from the browser")
+        page.locator(".tb-tabs .lm-TabBar-tab", has_text="MCP servers").first.click()
+        mcp = page.locator(".tb-mcp").first
+        expect(mcp).to_contain_text("active")
+        mcp.locator(".lm-TabBar-tab", has_text="protocol").first.click()
+        trace = page.locator(".tb-trace select").first
+        expect(trace).to_contain_text("tools/call")
+        trace.select_option(index=0)
+        expect(mcp).to_contain_text("hello from the browser")
+        _shot(page, shots / "app-mcp-1440.png", ".tb-tabs")
+        page.locator(".tb-tabs .lm-TabBar-tab", has_text="History").first.click()
+
+        # Approve one call and deny another.
+        _approve_and_deny(page, content, shots / "app-approval-1440.png")
+        _shot(page, shots / "app-1440.png")
+
+        # The same app at 1024 px: the columns stack, every control still takes a click.
+        page.set_viewport_size({"width": 1024, "height": 1000})
+        _approve_and_deny(page, content)
+        _pick(page, "long_report")
+        _fire_raw(page, '{"lines": 2000}')
+        page.locator(".tb-file-next").first.click()
+        expect(page.locator(".tb-file-page").first).to_contain_text("page 2 of 10")
+        _shot(page, shots / "app-1024.png")
+
+        # The snapshot's provider checks and the profile grid: bounded, their columns in view.
+        tabs = page.locator(".tb-tabs").first
+        tabs.locator(".lm-TabBar-tab", has_text="Snapshot").first.click()
+        snapshot = page.locator(".tb-snapshot").first
+        snapshot.locator(".lm-TabBar-tab", has_text="provider checks").first.click()
+        expect(snapshot.locator(".tb-snapshot-checks")).to_be_visible()
+        assert snapshot.bounding_box()["height"] < 900
+        panel, message = snapshot.bounding_box(), snapshot.locator(".tb-snapshot-checks th").last.bounding_box()
+        assert message["x"] + message["width"] <= panel["x"] + panel["width"]  # the message column in view
+        _shot(page, shots / "snapshot-checks-1024.png", ".tb-tabs")
+        tabs.locator(".lm-TabBar-tab", has_text="Profile").first.click()
+        expect(page.locator(".tb-profile").first).to_contain_text("ToolId")
+        _shot(page, shots / "profile-1024.png", ".tb-tabs")
+
+        # The dark theme: the app takes JupyterLab's colours.
+        page.get_by_role("menuitem", name="Settings", exact=True).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Theme$")).first.click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile("^JupyterLab Dark$")).first.click()
+        expect(page.locator("body[data-jp-theme-light='false']")).to_be_attached()
+        _shot(page, shots / "app-dark-1024.png")
+
+        # Closing the bench greys the app out; a call is refused.
+        _run_cell(page, 1)
+        _wait_idle(page)
+        expect(page.locator(".tb-app.tb-closed").first).to_be_attached()
+        expect(page.locator(".tb-call-button").first).to_be_disabled()
+        expect(page.locator(".tb-console .tb-error").first).to_contain_text("bench.closed")
+        _shot(page, shots / "app-closed-1024.png")
+    except Exception:
+        _failed(page, shots, "app")
+        raise
+    finally:
+        page.close()
+
+
+def _approve_and_deny(page: Any, content: Any, shot: Path | None = None) -> None:
+    from playwright.sync_api import expect
+
+    for button, expected in (("tb-approve", '"city":"Oslo"'), ("tb-deny", "tool.approval_denied")):
+        _pick(page, "weather")
+        _fire_raw(page, '{"city": "Oslo"}')
+        expect(page.locator(".tb-pending").first).to_contain_text("calling")
+        if shot is not None and button == "tb-approve":
+            page.locator(f".tb-approval .{button}").first.wait_for(state="visible")
+            _shot(page, shot, ".tb-console")
+        page.locator(f".tb-approval .{button}").first.click()
+        if button == "tb-approve":
+            expect(content).to_contain_text("Oslo")
+        else:
+            expect(page.locator(".tb-result .tb-result-error").first).to_contain_text(expected)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import html
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.errors import ToolbenchError
+from .. import ToolbenchError
 from ._state import WorkbenchState
 from ._style import style_widget
 
@@ -28,10 +29,19 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
+_BREAK = re.compile(r"[/._:-]+")
+
+
+def breakable(text: str) -> str:
+    """Escaped text that may wrap after `/ . _ : -` (an id's word boundaries), not mid-word."""
+    return _BREAK.sub(lambda m: m.group(0) + "<wbr>", html.escape(text))
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
-    """A small HTML table; cells are escaped."""
+    """A small HTML table (`tb-table`: sticky header, the last column kept wide for prose);
+    cells are escaped, wrap at word and id boundaries, and show their text as a tooltip."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td title='{html.escape(c, quote=True)}'>{html.escape(c)}</td>" for c in row)
+    body = "".join("<tr>" + "".join(f"<td title='{html.escape(c, quote=True)}'>{breakable(c)}</td>" for c in row)
                    + "</tr>" for row in rows)
     return f"<table class='tb-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -70,6 +80,7 @@ class Panel(w.VBox):
         self.error_view = w.HTML(value="")
         self.error_view.add_class("tb-error")
         super().__init__(children=[style_widget(), *children, self.error_view], **kwargs)
+        self.add_class("tb-panel")
         if self.css_class:
             self.add_class(self.css_class)
         self.state.observe("closed", self._show_closed)

@@ -7,7 +7,7 @@ import base64
 import html
 import json
 
-from ..runtime.records import CallRecord
+from .. import CallRecord
 
 MAX_CELL = 80  # characters of a shortened cell; the tooltip holds the rest
 MAX_LINK_BYTES = 5 * 1024 * 1024  # above this an export is offered as its file only

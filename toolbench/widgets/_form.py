@@ -34,7 +34,7 @@ from typing import Any
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.errors import ToolbenchError
+from .. import ToolbenchError
 from ._schema_example import MAX_DEPTH, example_arguments, example_value, number, resolve, split_nullable
 
 __all__ = ["Field", "SchemaForm", "example_arguments"]
@@ -224,6 +224,8 @@ class Field:
         else:
             parts = [w.HBox([*label, self.input, *controls], layout=w.Layout(align_items="flex-start"))]
         self.row = w.VBox([*parts, self.error], layout=w.Layout(margin="2px 0"))
+        self.row.add_class("tb-field")  # and `tb-field-<name>`: a nested field is found under its parent's
+        self.row.add_class("tb-field-" + re.sub(r"[^A-Za-z0-9_-]", "_", self.name))
 
     def _make_input(self, start: Any) -> w.Widget:
         grow = {"flex": "1 1 auto", "width": "auto", "min_width": "120px"}
@@ -256,6 +258,7 @@ class Field:
             box = w.VBox([], layout=w.Layout(**_INDENT))
             self.add_button = w.Button(description="+ add", layout=w.Layout(width="auto", align_self="flex-start",
                                                                              margin="0 0 0 12px"))
+            self.add_button.add_class("tb-add-item")
             self.add_button.on_click(lambda _b: self.add_item())
             self.input = box  # `add_item` adds to it
             for item in start if isinstance(start, list) else []:

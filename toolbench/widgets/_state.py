@@ -18,14 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..core.arguments import MISSING
-from ..core.errors import ToolbenchError, ToolError
-from ..core.profile import Profile
-from ..core.results import ToolResult
-from ..runtime.approval import ApprovalRequest
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
-from ..runtime.records import CallRecord
+from .. import (
+    MISSING,
+    ApprovalRequest,
+    CallRecord,
+    Invocation,
+    Profile,
+    ToolbenchError,
+    ToolError,
+    ToolResult,
+    Workbench,
+)
 
 Event = Literal["profile", "invocation", "result", "busy", "progress", "approval", "closed", "mcp"]
 Listener = Callable[[], None]

@@ -10,10 +10,13 @@ from typing import Any
 
 CSS = """
 .tb-app { color: var(--jp-ui-font-color1); font-size: var(--jp-ui-font-size1); min-width: 0; }
-.tb-app .tb-main { display: grid !important; grid-template-columns: minmax(220px, 300px) minmax(0, 1fr); gap: 8px;
+.tb-app .tb-main { display: grid !important; grid-template-columns: minmax(170px, 250px) minmax(0, 1fr); gap: 10px;
   align-items: start; width: 100%; }
 .tb-app .tb-side, .tb-app .tb-work { min-width: 0; }
-.tb-app .widget-html-content { overflow-wrap: break-word; word-break: normal; }
+.tb-app .widget-html-content, .tb-panel .widget-html-content { overflow-wrap: break-word; word-break: normal;
+  line-height: 1.4; }
+.tb-bar .widget-html-content { line-height: var(--jp-widgets-inline-height); }
+.tb-tool-list .tb-tool-filter { width: auto !important; }
 .tb-scroll { overflow: auto !important; min-height: 0; }
 .tb-scroll { max-height: 420px; }
 .tb-scroll.tb-tall { max-height: 560px; }
@@ -21,7 +24,8 @@ CSS = """
 .tb-bar { flex-shrink: 0 !important; flex-wrap: wrap; gap: 4px; align-items: center; }
 .tb-app .widget-box > * { flex-shrink: 0; }
 .tb-app .widget-box > .tb-scroll { flex-shrink: 1; }
-.tb-pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;
+/* JupyterLab breaks output <pre> text anywhere (word-break: break-all): ours wraps between words. */
+.tb-pre { white-space: pre-wrap; overflow-wrap: break-word; word-break: normal !important; margin: 0;
   font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); line-height: 1.35; }
 .tb-muted { color: var(--jp-ui-font-color2); font-size: var(--jp-ui-font-size0); }
 .tb-error-line { color: var(--jp-error-color1); border-left: 4px solid var(--jp-error-color1); padding: 2px 8px; }
@@ -33,16 +37,21 @@ CSS = """
 .tb-table th { position: sticky; top: 0; z-index: 1; text-align: left; padding: 3px 6px;
   background: var(--jp-layout-color2); border-bottom: 1px solid var(--jp-border-color1); }
 .tb-table td { padding: 2px 6px; vertical-align: top; border-bottom: 1px solid var(--jp-border-color3);
-  overflow-wrap: anywhere; word-break: normal; }
-.tb-selected, .tb-selected > * { background: var(--jp-brand-color3) !important; }
+  overflow-wrap: break-word; word-break: normal; }
+.tb-table td:last-child { min-width: 14em; }
+.tb-selected, .tb-selected > * { background: var(--jp-layout-color3) !important;
+  box-shadow: inset 3px 0 0 var(--jp-brand-color1); }
 .tb-result-error { background: var(--jp-error-color3); color: var(--jp-error-color1); padding: 4px 8px;
   font-size: var(--jp-ui-font-size2); }
 .tb-pending { color: var(--jp-warn-color1); }
 .tb-app.tb-closed { opacity: 0.75; }
 .tb-closed-banner { background: var(--jp-warn-color3); color: var(--jp-ui-font-color1); padding: 4px 8px; }
-@media (max-width: 1100px) {
-  .tb-app .tb-main { grid-template-columns: minmax(0, 1fr) !important; }
-}
+.tb-tool-list .tb-scroll { max-height: 360px; }
+.tb-tool-list .tb-tool-item { justify-content: flex-start; text-align: left; height: 26px; padding: 0 6px;
+  overflow: hidden; text-overflow: ellipsis; }
+.tb-tool-list .tb-tool-info { font-size: var(--jp-ui-font-size0); color: var(--jp-ui-font-color2); padding: 0 6px;
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 1.3; }
+.tb-tool-list .tb-tool-info code { font-size: var(--jp-ui-font-size0); }
 """
 
 

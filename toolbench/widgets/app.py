@@ -1,9 +1,9 @@
 """WorkbenchApp: every panel over one shared state, on one screen; what `display(bench)` shows.
 
-The layout: a header (profile, invocation, state), then the tool list beside the call console,
-the approvals and the result; below, tabs for the history, the snapshot (per-provider JSON,
-what was left out, the provider checks), the profile and the MCP servers. Below ~1,100 px the
-two columns stack (one stylesheet, `_style.py`)."""
+The layout: a header (profile, invocation, state), then the tool list beside the call console
+and the approvals; the result below them, the app's full width (what the model reads beside the
+file, stacked when narrow); then tabs for the history, the snapshot (per-provider JSON, what was
+left out, the provider checks), the profile and the MCP servers (one stylesheet, `_style.py`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import html
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
+from .. import Invocation, Workbench
 from ._state import WorkbenchState
 from ._style import style_widget
 from .approval import ApprovalPanel
@@ -47,13 +46,13 @@ class WorkbenchApp(w.VBox):
         self.notice.add_class("tb-notice")
         side = w.VBox([self.tools])
         side.add_class("tb-side")
-        work = w.VBox([self.console, self.approval, self.result])
+        work = w.VBox([self.console, self.approval])
         work.add_class("tb-work")
         main = w.Box([side, work])
         main.add_class("tb-main")
         self.tabs = w.Tab(children=[self.history, self.snapshot, self.profile, self.mcp], titles=TABS)
         self.tabs.add_class("tb-tabs")
-        super().__init__(children=[style_widget(), self.header, self.notice, main, self.tabs])
+        super().__init__(children=[style_widget(), self.header, self.notice, main, self.result, self.tabs])
         self.add_class("tb-app")
         self.console.call_name.observe(lambda change: self._follow(change["new"]), names="value")
         for event in ("invocation", "profile", "closed"):

@@ -8,9 +8,7 @@ from functools import partial
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.ids import ToolId
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
+from .. import Invocation, ToolId, Workbench
 from ._base import Panel, bar, pre, pretty, scroll
 from ._state import PendingApproval, WorkbenchState
 

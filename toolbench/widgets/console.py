@@ -8,9 +8,7 @@ from typing import Any
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.arguments import MISSING
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
+from .. import MISSING, Invocation, Workbench
 from ._base import Panel, bar
 from ._form import SchemaForm, example_arguments
 from ._state import WorkbenchState
@@ -68,7 +66,7 @@ class CallConsole(Panel):
         self.form = SchemaForm(None)
         self.form_box = w.VBox([self.form.widget])
         self.to_raw = w.Button(description="form → raw", tooltip="copy the form's JSON into the raw box")
-        self.raw_box = w.VBox([self.arguments, bar([self.example, self.json_hint])])
+        self.raw_box = w.VBox([self.arguments, self.json_hint, bar([self.example])])
         self.form_area = w.VBox([self.form_box, self.to_raw])
         self._tool: str | None = None  # the call name whose example the raw box was reset to
         super().__init__(state, [

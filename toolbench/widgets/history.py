@@ -4,17 +4,13 @@ selected call can be re-run, copied as Python or JSON, and the history exported.
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass
 from functools import partial
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.errors import ToolbenchError
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
-from ..runtime.records import CallRecord
-from ._base import Panel, bar, pre, pretty, scroll
+from .. import CallRecord, Invocation, ToolbenchError, Workbench
+from ._base import Panel, bar, breakable, pre, pretty, scroll
 from ._calls_text import COLUMNS, TITLES, cells, download_link, json_call, python_call, shorten
 from ._state import WorkbenchState
 
@@ -26,7 +22,6 @@ LINE = "60px minmax(0, 1fr)"  # a row: its show button, then its cells
 GRID = ("display: grid; grid-template-columns: 3.5em minmax(5em, 1fr) minmax(8em, 2fr) minmax(7em, 1.5fr) "
         "minmax(8em, 2.5fr) minmax(6em, 1.2fr) 4.5em 4em 2.5em; gap: 0 6px;")
 CUT = frozenset({"arguments"})  # shortened to one line with an ellipsis; the others wrap
-BREAK = re.compile(r"(?:__|[/:_.\-])")
 ERROR_STYLE = "color: var(--jp-error-color1); font-weight: 600;"
 
 CSS = """
@@ -49,11 +44,6 @@ CSS = """
 def _attr(text: str) -> str:
     return html.escape(text if len(text) <= MAX_TITLE else text[:MAX_TITLE] + "… (the detail shows it all)",
                        quote=True)
-
-
-def breakable(text: str) -> str:
-    """Escaped text that may wrap after `/ : _ . -` (an id's word boundaries), not mid-word."""
-    return BREAK.sub(lambda m: m.group(0) + "<wbr>", html.escape(text))
 
 
 def header_html() -> str:

@@ -14,10 +14,8 @@ from typing import Any, TypeVar
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.errors import ToolbenchError
+from .. import Invocation, ToolbenchError, Workbench
 from ..mcp import McpServerInfo, McpToolInfo, TraceMessage
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
 from ._base import Panel, bar, pre, pretty, scroll, table
 from ._state import WorkbenchState
 

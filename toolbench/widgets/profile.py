@@ -8,10 +8,7 @@ from pathlib import Path
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.ids import ToolId
-from ..core.profile import Profile
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
+from .. import Invocation, Profile, ToolbenchError, ToolId, Workbench
 from ._base import Panel, bar, scroll
 from ._state import WorkbenchState
 
@@ -138,7 +135,6 @@ class ProfilePanel(Panel):
 
     def _save(self) -> None:
         if not self.path.value.strip():
-            from ..core.errors import ToolbenchError
 
             raise ToolbenchError("bench.misuse", "type a file path to save the profile to")
         profile = self.edited()

@@ -9,12 +9,9 @@ from pathlib import Path
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.errors import ToolbenchError
-from ..core.results import AttachmentRef, ToolResult
+from .. import CallRecord, Invocation, ToolbenchError, ToolResult, Workbench
+from ..core.results import AttachmentRef
 from ..protocols import abridge
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
-from ..runtime.records import CallRecord
 from . import _file_view as fv
 from ._base import Panel, bar, pre, pretty, scroll
 from ._state import WorkbenchState
@@ -35,6 +32,7 @@ CSS = """
 .tb-result .tb-line-mark { background: var(--jp-brand-color3); outline: 1px solid var(--jp-brand-color1); }
 .tb-result .tb-preview-end { color: var(--jp-brand-color1); font-weight: 600; }
 .tb-result .tb-progress-indeterminate .progress-bar { opacity: 0.5; }
+.tb-result .tb-stale { opacity: 0.45; }
 """
 
 
@@ -109,7 +107,8 @@ class ResultViewer(Panel):
         self._hit: int | None = None
         self._marked: int | None = None
         self._syncing = False
-        super().__init__(state, [self.header, self.pending, columns, self.attachment_box, self.structured_box])
+        self.shown = w.VBox([self.header, columns, self.attachment_box, self.structured_box])
+        super().__init__(state, [self.pending, self.shown])
         self._wire()
         self.refresh()
         self.show_pending()
@@ -176,6 +175,8 @@ class ResultViewer(Panel):
     def show_pending(self) -> None:
         pending, progress = self.state.pending, self.state.progress
         self.pending.layout.display = "" if pending is not None else "none"
+        # The result below is the previous call's while one runs: dimmed, so nobody reads it as the new one.
+        (self.shown.add_class if pending is not None else self.shown.remove_class)("tb-stale")
         if pending is None:
             return
         self.pending_label.value = (f"calling <code>{html.escape(pending.call_name)}</code> … "

@@ -6,8 +6,7 @@ from typing import Any
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
+from .. import Invocation, Workbench
 from ._base import Panel, bar, pre, pretty, scroll, table
 from ._state import WorkbenchState
 

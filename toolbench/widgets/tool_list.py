@@ -8,9 +8,7 @@ from functools import partial
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from ..core.snapshot import Binding
-from ..runtime.bench import Workbench
-from ..runtime.invocation import Invocation
+from .. import Binding, Invocation, Workbench
 from ._base import Panel, scroll
 from ._state import WorkbenchState
 
@@ -30,7 +28,7 @@ class ToolList(Panel):
     def __init__(self, source: Workbench | WorkbenchState, invocation: Invocation | None = None,
                  *, on_pick: Callable[[str], None] | None = None) -> None:
         state = WorkbenchState.of(source, invocation)
-        self.filter = w.Text(placeholder="filter tools", continuous_update=True, layout=w.Layout(width="100%"))
+        self.filter = w.Text(placeholder="filter tools", continuous_update=True)
         self.filter.add_class("tb-tool-filter")
         self.count = w.HTML("")
         self.items: dict[str, w.Button] = {}
@@ -57,7 +55,7 @@ class ToolList(Panel):
             self.on_click(button, partial(self.pick, binding.call_name))
             info = w.HTML("")
             self.items[binding.call_name] = button
-            self.rows[binding.call_name] = w.VBox([button, info], layout=w.Layout(margin="0 0 4px 0"))
+            self.rows[binding.call_name] = w.VBox([button, info], layout=w.Layout(margin="0 0 3px 0"))
         self.box.children = list(self.rows.values())
         self._show_left()
         self._apply_filter()
@@ -76,9 +74,9 @@ class ToolList(Panel):
             if row is None:
                 continue
             budget = f" · {left[binding.call_name]} of {binding.max_calls} left" if binding.call_name in left else ""
-            row.children[1].value = (f"<div class='tb-muted' title='{html.escape(str(binding.tool_id), quote=True)}'>"
-                                     f"<code>{html.escape(str(binding.tool_id))}</code> · {binding.tool_id.kind}"
-                                     f"{budget}</div>")
+            tool_id = html.escape(str(binding.tool_id), quote=True)
+            row.children[1].value = (f"<div class='tb-tool-info' title='{tool_id}'><code>{tool_id}</code> · "
+                                     f"{binding.tool_id.kind}{budget}</div>")
 
     def _apply_filter(self) -> None:
         query = self.filter.value.strip()
