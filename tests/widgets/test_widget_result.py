@@ -355,8 +355,41 @@ def test_the_preview_end_allows_for_wrapped_lines() -> None:
 def test_load_file_is_bounded_and_replaces_bad_bytes(tmp_path: Path) -> None:
     path = tmp_path / "f.txt"
     path.write_bytes(b"one\ntwo \xff\nthree\n")
-    assert fv.load_file(path) == fv.FileText(("one", "two \ufffd", "three"), 16, cut=False)
-    cut = fv.load_file(path, limit=6)
+    assert fv.load_file(tmp_path, path.name) == fv.FileText(("one", "two \ufffd", "three"), 16, cut=False)
+    cut = fv.load_file(tmp_path, path.name, limit=6)
     assert cut.cut and cut.size == 16 and cut.lines == ("one", "tw")
     with pytest.raises(OSError):
-        fv.load_file(tmp_path / "absent.txt")
+        fv.load_file(tmp_path, "absent.txt")
+
+
+def test_a_tool_cannot_make_the_viewer_read_files_outside_the_workspace(bench, tmp_path):
+    # A tool's own structured data may claim to be externalised and name any path.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not show")
+    bench.enable(bench.register_tool("leak", lambda data: data, name="echo_data",
+                                     input_schema={"type": "object", "properties": {"data": {"type": "object"}}}))
+    state = WorkbenchState(bench, bench.invocation("chat", id="inv_leak"))
+    viewer = ResultViewer(state)
+    for path in (str(secret), "../" * 12 + str(secret).lstrip("/"), "tool-results/../../" + secret.name):
+        state.call("echo_data", {"data": {"externalized": True, "path": path}})
+        assert "do not show" not in viewer.file.value
+        assert viewer.file_box.layout.display == "none"
+
+
+def test_a_fifo_or_a_symlink_out_is_not_read(tmp_path):
+    import os
+
+    (tmp_path / "ws").mkdir()
+    os.mkfifo(tmp_path / "ws" / "pipe")
+    (tmp_path / "out.txt").write_text("outside")
+    (tmp_path / "ws" / "link").symlink_to(tmp_path / "out.txt")
+    for name in ("pipe", "link"):
+        with pytest.raises(OSError):
+            fv.read_in_workspace(tmp_path / "ws", name, 100)
+
+
+
+def test_a_preview_that_stops_matching_on_an_empty_line_is_no_preview():
+    # Each step of the walk moves on: an empty file line must be a newline of the preview.
+    assert fv.preview_end("\n\n\n\nthe tail", ("",) * 50) is None
+    assert fv.preview_end("\n\n\n", ("",) * 50) == fv.PreviewEnd(3, False)

@@ -219,10 +219,13 @@ class McpManager:
 
     # -- what toolbench answers servers ------------------------------------------------------
 
-    def on_progress(self, handler: Handler | None) -> None:
+    def on_progress(self, handler: Handler | None) -> Handler | None:
         """`handler(event)` gets each `ProgressEvent` of a call (server, tool, call_id, progress,
-        total, message); sync ones run on the bench loop (keep them quick). None removes it."""
+        total, message); sync ones run on the bench loop (keep them quick). None removes it.
+        Returns the handler it replaces (a new one can pass events on to it)."""
+        previous = self._handlers.progress
         self._handlers.set_progress(handler)
+        return previous
 
     def on_sampling(self, handler: Handler | None) -> None:
         """Answer `sampling/createMessage` with a model (`model(messages, tools)`: a ScriptedModel

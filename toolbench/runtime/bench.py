@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import inspect
 import random
@@ -25,7 +26,7 @@ from ..tools.chat_history import ChatHistory, load_chat
 from ..tools.registry import BUILTINS, INJECTED, planned_diagnostics
 from ..tools.worldinfo_book import STATE_KEY as WORLDINFO_STATE_KEY
 from ..tools.worldinfo_book import WorldInfoBook, load_worldinfo
-from .approval import DEFAULT_TIMEOUT_S, ApprovalRequest, Approvals
+from .approval import ApprovalRequest, Approvals
 from .approval import Handler as ApprovalHandler
 from .demo import seed_demo_workspace
 from .extensions import ExtensionTool, make_extension_tool
@@ -223,12 +224,16 @@ class Workbench:
             return self.mcp.permission(tool_id)
         return self._permissions.get(tool_id, "on")
 
-    def on_approval(self, handler: ApprovalHandler | None, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def on_approval(self, handler: ApprovalHandler | None, *, timeout: float | None = None) -> ApprovalHandler | None:
         """`handler(request) -> bool` (or an awaitable: a person deciding) decides each call of
         an `ask` tool; `request` has `call_name`, `tool_id`, `arguments`, `call_id`, `round`,
         `invocation_id`. A sync handler runs on the bench loop: it should answer at once. No
-        answer in `timeout` seconds ends the call with `tool.approval_timeout`; None removes it."""
-        self._approvals.set(handler, timeout)
+        answer in `timeout` seconds (default 600; None keeps the current one) ends the call with
+        `tool.approval_timeout`; None removes the handler. Returns the handler it replaces, so a
+        new one can pass on what it does not decide (the widgets do)."""
+        previous = self._approvals.handler
+        self._approvals.set(handler, self._approvals.timeout if timeout is None else timeout)
+        return previous
 
     @property
     def agents(self) -> AgentsService:
@@ -354,7 +359,8 @@ class Workbench:
             inv._note_approval(request, exc.code)
             raise
         inv._note_approval(request, decision)
-        output = start()
+        # Off the loop: a sync tool must not stall the bench loop (nor call the bench's sync face from it).
+        output = await asyncio.to_thread(start)
         return await output if inspect.isawaitable(output) else output
 
     def _rng(self, inv: Invocation) -> random.Random:
@@ -394,8 +400,9 @@ class Workbench:
             steps.append(self._agents.close)  # cancels unfinished children while the loop still runs
         if self._mcp is not None:
             steps.append(self._mcp.close)
-        # The loop before the files: a call still running is cancelled and records its result.
-        steps += [self._loop.close, self._store.close, *(inv.close for inv in self._invocations)]
+        # The loop, then the invocations, then the files: a call the loop cancels still gets its
+        # result, and one that ends after this writes nothing more (its invocation is closed).
+        steps += [self._loop.close, *(inv.close for inv in self._invocations), self._store.close]
         if self._owns_workspace:
             steps.append(lambda: _remove_owned(self.workspace))
         failure: BaseException | None = None
@@ -408,8 +415,6 @@ class Workbench:
             raise failure
 
     async def aclose(self) -> None:
-        import asyncio
-
         await asyncio.to_thread(self.close)
 
     def __enter__(self) -> Workbench:

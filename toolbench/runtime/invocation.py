@@ -8,6 +8,7 @@ Only misuse and storage failures raise; everything a model can send becomes a re
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import itertools
 import json
@@ -250,6 +251,8 @@ class Invocation:
         result (the shell: `workspace.shell_cancelled`; what it wrote stays written). Tools
         that do not watch (extension and MCP tools, most builtins) run to the end. The
         invocation stays open: calls started after this are not affected."""
+        if self._closed or self._bench.closed:
+            return  # nothing runs any more (and the bench loop must not start again)
         with self._lock:
             event, self._cancel = self._cancel, asyncio.Event()
             stop, self._stop = self._stop, StopSignal()
@@ -347,6 +350,8 @@ class Invocation:
                                            step.call_id, blocking=not self._bench._loop.in_loop())
             if inspect.isawaitable(output):
                 output = self._bench._loop.run(_awaited(output))
+        except concurrent.futures.CancelledError:  # the bench loop cancelled it (the bench closed)
+            return self._fail(step, asyncio.CancelledError())
         except Exception as exc:
             return self._fail(step, exc)
         except BaseException:
@@ -382,7 +387,8 @@ class Invocation:
             if problem is not None:
                 return self._fail(step, ToolbenchError("tool.result_identity_mismatch", problem))
             # Written before the call returns: the result names the files, and the model may be told.
-            saved = attachments.save(self._bench._store, step.stem, output.attachments)
+            if not self._closed:
+                saved = attachments.save(self._bench._store, step.stem, output.attachments)
         result = trusted_result(step.call_id, str(step.binding.tool_id), output.content, output.structured,
                                 tuple(output.resource_refs), saved)
         return self._finish(step, result)
@@ -410,7 +416,7 @@ class Invocation:
     def _finish(self, step: _Step, result: ToolResult) -> ToolResult:
         externalized = False
         settings = self.profile.tools
-        if step.binding.tool_id.kind != "builtin" or settings.project_builtin_results:
+        if not self._closed and (step.binding.tool_id.kind != "builtin" or settings.project_builtin_results):
             projected = project(
                 result, limit=settings.external_result_inline_char_limit, invocation_id=self.id,
                 round_no=step.round, read_call_name=self._call_names.get("builtin:workspace.read_file"),
@@ -434,6 +440,10 @@ class Invocation:
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
                             arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
                             externalized=externalized)
+        if self._closed:  # a call the bench's close cut short: kept in memory, no file written after close
+            with self._lock:
+                self._records.append(record)
+            return result
         if audit and not externalized:  # an externalised result's audit file is written already
             self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
         # The log line is the record of the answer: written before the call returns, so a
@@ -445,6 +455,8 @@ class Invocation:
 
     def _note_approval(self, request: Any, decision: str) -> None:
         """The approval decision of a call, in the run log before the tool runs (or does not)."""
+        if self._closed:
+            return
         with self._lock:
             self._log.append({"approval": {"round": request.round, "call_id": request.call_id,
                                            "tool_id": str(request.tool_id), "decision": decision}})

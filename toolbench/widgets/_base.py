@@ -96,13 +96,15 @@ class Panel(w.VBox):
         self.error_code = "bench.closed"
 
     # the one place handlers are wired -----------------------------------------------------
-    def guard(self, fn: Callable[..., Any]) -> Callable[..., None]:
+    def guard(self, fn: Callable[..., Any], *, clear: bool = True) -> Callable[..., None]:
         """`fn` with its errors shown in this panel: a ToolbenchError by its code, anything
-        else by its type (and logged), never as a traceback."""
+        else by its type (and logged), never as a traceback. A user's action (`clear`) first
+        clears the last error; a redraw after a state change does not (it would hide it)."""
 
         def handler(*args: Any) -> None:
             try:
-                self.clear_error()
+                if clear:
+                    self.clear_error()
                 fn(*args)
             except Exception as exc:  # a widget callback has nowhere to raise to
                 self.show_error(exc)
@@ -116,7 +118,7 @@ class Panel(w.VBox):
         widget.observe(self.guard(lambda change: fn(change["new"])), names=name)
 
     def on_state(self, event: str, fn: Callable[[], Any]) -> None:
-        self.state.observe(event, self.guard(fn))  # type: ignore[arg-type]
+        self.state.observe(event, self.guard(fn, clear=False))  # type: ignore[arg-type]
 
     # errors -------------------------------------------------------------------------------
     def show_error(self, exc: BaseException) -> None:

@@ -4,8 +4,11 @@ of one page."""
 
 from __future__ import annotations
 
+import errno
 import html
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,13 +64,38 @@ def split_lines(text: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def load_file(path: Path, limit: int = MAX_FILE_BYTES) -> FileText:
-    """The file's lines, reading at most `limit` bytes, decoded as UTF-8 (bad bytes replaced).
+def read_in_workspace(root: Path, relative: str, limit: int) -> bytes:
+    """At most `limit` + 1 bytes of the regular file `relative` under `root`.
 
-    Raises OSError when the file cannot be read."""
-    with path.open("rb") as handle:
-        data = handle.read(limit + 1)
-        size = max(path.stat().st_size, len(data))
+    What a result names is data from a tool: a path that leaves the workspace (`..`, an
+    absolute path, a symlink out) or a file that is not regular (a FIFO would block the
+    kernel) raises OSError instead of being read."""
+    base = root.resolve()
+    full = (base / relative).resolve()
+    if not full.is_relative_to(base):
+        raise OSError(errno.EACCES, "outside the workspace")
+    fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def load_file(root: Path, relative: str, limit: int = MAX_FILE_BYTES) -> FileText:
+    """The lines of the file `relative` under `root`, reading at most `limit` bytes, decoded
+    as UTF-8 (bad bytes replaced). Raises OSError when it cannot (or may not) be read."""
+    data = read_in_workspace(root, relative, limit)
+    size = max((root / relative).stat().st_size, len(data))
     cut = len(data) > limit
     return FileText(split_lines(data[:limit].decode("utf-8", errors="replace")), size, cut)
 
@@ -148,6 +176,8 @@ def _covered(content: str, at: int, lines: tuple[str, ...]) -> PreviewEnd | None
         at += len(line)
         if content[at] == "\n":
             at += 1  # else the file broke a long line here
+        elif not line:
+            return None  # an empty line cannot be a long line's break: each step must move on
         if at == n:
             return PreviewEnd(number, False)
     return None

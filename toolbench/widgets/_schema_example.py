@@ -86,6 +86,8 @@ def example_value(schema: Any, root: dict[str, Any], *, null_ok: bool = False, d
     """An example value of `schema`; null only when `null_ok` says it may be, or nothing else is allowed."""
     budget = [_BUDGET] if budget is None else budget  # one counter shared by the whole recursion
     budget[0] -= 1
+    if depth > MAX_DEPTH or budget[0] < 0:
+        return None  # a schema that refers to itself (through $ref or a union) ends here
     node, _nullable = split_nullable(resolve(schema, root), root)
     if is_null(node):
         return None
@@ -101,7 +103,7 @@ def example_value(schema: Any, root: dict[str, Any], *, null_ok: bool = False, d
     for key in ("anyOf", "oneOf"):  # only non-null branches are left here
         branches = node.get(key)
         if isinstance(branches, list) and branches:
-            return example_value(branches[0], root, depth=depth, budget=budget)
+            return example_value(branches[0], root, depth=depth + 1, budget=budget)  # a hop counts
     kind = node.get("type")
     if isinstance(kind, list):
         kind = next((t for t in kind if t != "null"), "null")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,6 +74,13 @@ class PendingApproval:
             self.answer.set_result(bool(approve))
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class WorkbenchState:
     """The state every panel of one workbench shares.
 
@@ -95,9 +103,11 @@ class WorkbenchState:
         self._listeners: dict[Event, list[Listener]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ui_loop: asyncio.AbstractEventLoop | None = None
+        self._other_approvals: Any = None  # the handler before ours: it decides calls this app did not fire
+        self._other_progress: Any = None
         if not self.closed:
             bench.on_close(self._bench_closed)
-            bench.on_approval(self._ask)
+            self._other_approvals = bench.on_approval(self._ask)
 
     @classmethod
     def of(cls, source: Workbench | WorkbenchState, invocation: Invocation | None = None) -> WorkbenchState:
@@ -125,7 +135,7 @@ class WorkbenchState:
             self._emit(event)
 
         loop = self._ui_loop
-        if loop is None or loop.is_closed():
+        if loop is None or loop.is_closed() or _running_loop() is loop:
             apply()
         else:
             loop.call_soon_threadsafe(apply)
@@ -180,6 +190,9 @@ class WorkbenchState:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
+        if self.busy:  # one call at a time: the pending call, its approval and progress are one slot
+            raise ToolbenchError("bench.misuse", f"`{self.pending.call_name if self.pending else 'a call'}` is "
+                                 "still running; wait for its result (or cancel it) before the next call")
         inv = self.invocation
         self.pending, self.progress = Pending(call_name, inv.id), None
         self._set_busy(True)
@@ -252,19 +265,31 @@ class WorkbenchState:
 
     def _watch_progress(self, call_name: str) -> None:
         binding = self.invocation.snapshot.binding_for(call_name)
-        if binding is not None and binding.tool_id.kind == "mcp":
-            self.bench.mcp.on_progress(self._on_progress)
+        if binding is not None and binding.tool_id.kind == "mcp" and not self._watching_progress:
+            self._watching_progress = True
+            self._other_progress = self.bench.mcp.on_progress(self._on_progress)
 
-    def _on_progress(self, event: Any) -> None:  # on the bench loop
-        update = Progress(float(event.progress), event.total, event.message)
-        self._emit_soon("progress", lambda: setattr(self, "progress", update))
+    _watching_progress = False
+
+    def _on_progress(self, event: Any) -> Any:  # on the bench loop
+        pending = self.pending
+        binding = self.invocation.snapshot.binding_for(pending.call_name) if pending else None
+        if binding is not None and binding.tool_id.kind == "mcp" and binding.tool_id.name == event.tool:
+            update = Progress(float(event.progress), event.total, event.message)
+            self._emit_soon("progress", lambda: setattr(self, "progress", update))
+        # Whoever watched before the app still hears every event.
+        return self._other_progress(event) if self._other_progress is not None else None
 
     async def _ask(self, request: ApprovalRequest) -> bool:  # the bench's approval handler
         """Wait for Approve / Deny in the app; a call the app did not fire (a cell's `inv.call`
         blocks the kernel, so no click can arrive) gets `tool.approval_required` at once."""
         pending = self.pending
         if (self._ui_loop is None or pending is None or pending.invocation_id != request.invocation_id
-                or pending.call_name != request.call_name):
+                or pending.call_name != request.call_name or not self._listeners.get("approval")):
+            # Not this app's call (or nobody shows approvals here): the handler before ours decides.
+            if self._other_approvals is not None:
+                decision = self._other_approvals(request)
+                return bool(await decision) if inspect.isawaitable(decision) else decision
             raise ToolError("tool.approval_required",
                             f"`{request.call_name}` needs the user's approval: fire it from the workbench app "
                             "(or set bench.on_approval). Do not retry it; continue without it or ask the user.")
@@ -275,8 +300,7 @@ class WorkbenchState:
         finally:
             self._emit_soon("approval", lambda: self.approvals.remove(item) if item in self.approvals else None)
 
-    def _bench_closed(self) -> None:
-        self.closed = True
-        for item in self.approvals:
-            item.decide(False)
-        self._emit("closed")
+    def _bench_closed(self) -> None:  # on the thread that closes the bench (aclose: a worker)
+        for item in list(self.approvals):
+            item.decide(False)  # a Future: safe from any thread
+        self._emit_soon("closed", lambda: setattr(self, "closed", True))

@@ -70,7 +70,7 @@ class WorkbenchApp(w.VBox):
         snapshot = state.invocation.snapshot
         profile = state.bench.profile
         status = ("<b class='tb-closed-banner'>closed</b>" if state.closed else
-                  f"<span class='tb-muted'>invocation <code>{snapshot.id}</code> · {snapshot.scene} · "
+                  f"<span class='tb-muted'>invocation <code>{html.escape(snapshot.id)}</code> · {snapshot.scene} · "
                   f"{len(snapshot.bindings)} tools</span>")
         self.header.value = (f"<div class='tb-bar' style='display:flex'><span class='tb-title'>toolbench</span>"
                              f"<span class='tb-muted'>profile <code>{html.escape(profile.name)}</code></span>"

@@ -81,7 +81,7 @@ class ApprovalPanel(Panel):
         self.on_click(deny, partial(self._decide, item, False, approve, deny))
         self.approve_buttons.append(approve)
         self.deny_buttons.append(deny)
-        card = w.VBox([w.HTML(head), scroll([w.HTML(pre(pretty(request.arguments)))], size="tb-short"),
+        card = w.VBox([w.HTML(head), scroll([w.HTML(pre(_capped(pretty(request.arguments))))], size="tb-short"),
                        bar([approve, deny])])
         card.add_class("tb-card")
         card.add_class("tb-approval-card")
@@ -121,3 +121,10 @@ class ApprovalPanel(Panel):
     def _set_permission(self, tool_id: ToolId, value: str) -> None:
         self.state.bench.set_permission(tool_id, value)
         self.state.mcp_changed()
+
+
+MAX_SHOWN = 20_000  # characters of a request's arguments drawn in its card (a model may send megabytes)
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + f"\n… ({len(text) - MAX_SHOWN:,} more characters)"

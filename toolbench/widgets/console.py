@@ -117,7 +117,7 @@ class CallConsole(Panel):
         else:
             text = binding.descriptor.description.strip()
             self.description.value = (f"<div class='tb-muted tb-scroll tb-short' style='max-height:72px'>"
-                                      f"<code>{binding.tool_id}</code> {html.escape(text)}</div>")
+                                      f"<code>{html.escape(str(binding.tool_id))}</code> {html.escape(text)}</div>")
             if name != self._tool:
                 self._reset_example()
         self._tool = name

@@ -179,9 +179,11 @@ class HistoryTable(Panel):
     def _wire(self) -> None:
         self.on_state("invocation", self.refresh)
         self.on_state("result", self.refresh)
+        self.on_state("busy", lambda: setattr(self.rerun, "disabled", self.state.closed or self.state.busy
+                                              or self.state.record is None))
         self.on_change(self.chooser, self._chosen)
         self.on_change(self.copy_text, self._keep_copied)  # read-only: an edit is put back
-        self.on_click(self.rerun, lambda: self.state.rerun(self._selected()))
+        self.on_click(self.rerun, lambda: self.state.rerun(self._selected(), on_error=self.show_error))
         self.on_click(self.copy, lambda: self._copy(python_call(self._selected())))
         self.on_click(self.copy_json, lambda: self._copy(json_call(self._selected())))
         self.on_click(self.export_csv, lambda: self._export("csv"))
@@ -281,6 +283,7 @@ class HistoryTable(Panel):
             self._marked = marked
         for button in (self.rerun, self.copy, self.copy_json):
             button.disabled = self.state.closed or record is None
+        self.rerun.disabled = self.rerun.disabled or self.state.busy
         if record is self._shown_record:
             return
         self._shown_record = record

@@ -127,7 +127,7 @@ class ProfilePanel(Panel):
 
     def _load(self, profile: Profile) -> None:
         self.state.set_profile(profile)
-        self.status.value = f"<span class='tb-ok-line'>loaded <code>{profile.name}</code></span>"
+        self.status.value = f"<span class='tb-ok-line'>loaded <code>{html.escape(profile.name)}</code></span>"
 
     def _load_bundled(self) -> None:
         path = bundled_profiles()[self.bundled.value]
@@ -139,4 +139,5 @@ class ProfilePanel(Panel):
             raise ToolbenchError("bench.misuse", "type a file path to save the profile to")
         profile = self.edited()
         profile.save(self.path.value.strip())
-        self.status.value = f"<span class='tb-ok-line'>saved to <code>{self.path.value.strip()}</code></span>"
+        where = html.escape(self.path.value.strip())
+        self.status.value = f"<span class='tb-ok-line'>saved to <code>{where}</code></span>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
@@ -197,18 +197,19 @@ class ResultViewer(Panel):
 
     def _load_file(self, result: ToolResult | None) -> None:
         """Read the result's file once (again only when it changed on disk)."""
-        path = _file_path(result)
+        path = _file_path(self.state.record)
         self._preview = None
         if path is None:
             self._text, self._loaded, self._folded = None, None, None
             self.file_info.value = _muted("inline result: no <code>tool-results/</code> file")
             return
-        full = self.state.bench.workspace / path
+        root = self.state.bench.workspace
+        full = root / path
         try:
             stat = full.stat()
             key = (full, stat.st_size, stat.st_mtime_ns)
             if key != self._loaded:
-                self._text, self._loaded, self._folded = fv.load_file(full), key, None
+                self._text, self._loaded, self._folded = fv.load_file(root, path), key, None
         except OSError as exc:
             self._text, self._loaded, self._folded = None, None, None
             why = "is missing" if isinstance(exc, FileNotFoundError) else f"cannot be read ({exc.strerror or exc})"
@@ -272,16 +273,13 @@ class ResultViewer(Panel):
         return _classed(w.VBox(shown), "tb-result-attachment")
 
     def _read(self, ref: AttachmentRef) -> tuple[bytes | None, str]:
-        root = self.state.bench.workspace.resolve()
-        full = (root / ref.path).resolve()
-        if not full.is_relative_to(root):
-            return None, f"{ref.path} is outside the workspace"
         try:
-            if full.stat().st_size > MAX_ATTACHMENT_BYTES:
-                return None, f"too large to show here (over {MAX_ATTACHMENT_BYTES // 2**20} MiB)"
-            return full.read_bytes(), ""
+            data = fv.read_in_workspace(self.state.bench.workspace, ref.path, MAX_ATTACHMENT_BYTES)
         except OSError as exc:
-            return None, f"the file {ref.path} cannot be read ({exc.strerror or exc})"
+            return None, f"the file {ref.path} cannot be shown ({exc.strerror or exc})"
+        if len(data) > MAX_ATTACHMENT_BYTES:
+            return None, f"too large to show here (over {MAX_ATTACHMENT_BYTES // 2**20} MiB)"
+        return data, ""
 
     def _draw_provider(self) -> None:
         record = self.state.record
@@ -317,11 +315,15 @@ def _column(children: list[w.Widget]) -> w.VBox:
     return w.VBox(children, layout=w.Layout(flex="1 1 320px", min_width="0", padding="0 4px"))
 
 
-def _file_path(result: ToolResult | None) -> str | None:
-    structured = result.structured if result is not None else None
-    if isinstance(structured, dict) and structured.get("externalized") and isinstance(structured.get("path"), str):
-        return str(Path(structured["path"]).as_posix())
-    return None
+def _file_path(record: CallRecord | None) -> str | None:
+    """The `tool-results/` file of an externalised record; None for any other (a tool's own
+    structured data may say `externalized` and name any path: only the runtime's flag counts)."""
+    structured = record.result.structured if record is not None and record.externalized else None
+    path = structured.get("path") if isinstance(structured, dict) else None
+    if not isinstance(path, str):
+        return None
+    parts = PurePosixPath(path).parts
+    return path if parts[:1] == ("tool-results",) and ".." not in parts else None
 
 
 def _preview_note(preview: fv.PreviewEnd | None, text: fv.FileText) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import ipywidgets as w  # type: ignore[import-untyped]
@@ -79,7 +80,7 @@ class SnapshotPanel(Panel):
         finally:
             self._syncing = False
         self.title.value = (f"<span class='tb-title'>Snapshot</span> <span class='tb-muted'>invocation "
-                            f"<code>{snapshot.id}</code>, {len(snapshot.bindings)} tools, "
+                            f"<code>{html.escape(snapshot.id)}</code>, {len(snapshot.bindings)} tools, "
                             f"{snapshot.max_calls_per_invocation} calls per invocation</span>")
         self.bindings.value = table(
             ["call name", "ToolId", "kind", "budget", "description"],

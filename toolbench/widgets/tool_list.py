@@ -86,8 +86,9 @@ class ToolList(Panel):
             shown += visible
             self.rows[binding.call_name].layout.display = None if visible else "none"
         total = len(self.rows)
-        self.count.value = f"<span class='tb-muted'>{shown} of {total} tools</span>" if query else \
-            f"<span class='tb-muted'>{total} tools in snapshot <code>{self.state.invocation.id}</code></span>"
+        snapshot = html.escape(self.state.invocation.id)
+        self.count.value = (f"<span class='tb-muted'>{shown} of {total} tools</span>" if query else
+                            f"<span class='tb-muted'>{total} tools in snapshot <code>{snapshot}</code></span>")
 
     def _highlight(self) -> None:
         for name, button in self.items.items():
