@@ -8,6 +8,8 @@ cases (Codex's unicode-dash test, Aider's blank-line tests) and toolbench's exam
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -179,7 +181,122 @@ def naive_trim(old, new):
     return kept, new
 
 
-def naive_cascade(text, old, new):
+def naive_cascade(text, old, new, more=("line-numbers", "whitespace-runs", "escapes")):
+    found = naive_seven(text, old, new)
+    if found or not more:
+        return found
+    return naive_more(text, old, new, more)
+
+
+def naive_lines_equal(text, old, new, key):
+    """Whole-line windows whose lines equal old_string's under `key`; `new` as given (file EOL)."""
+    lines = naive_lines(text)
+    body = old.removeprefix(BOM)
+    pat = body.split("\n")
+    ends_with_newline = pat[-1] == ""
+    if ends_with_newline:
+        pat.pop()
+    if not body or not any(p.strip(WS) for p in pat):
+        return []
+    m = len(pat)
+    rendered = new.replace("\r\n", "\n").replace("\n", dominant_eol(text))
+    found, i = [], 0
+    while i + m <= len(lines):
+        if all(key(lines[i + j][3]) == key(pat[j]) for j in range(m)):
+            last = lines[i + m - 1]
+            found.append((lines[i][0], last[2] if ends_with_newline else last[1], rendered, i + 1))
+            i += m
+        else:
+            i += 1
+    return found
+
+
+INLINE_WS = "[" + re.escape(WS.replace("\n", "")) + "]+"
+
+
+def runs_key(line):
+    """A line as whitespace-runs compares it: its indentation exact, runs inside it one space."""
+    kept = line.rstrip(WS)
+    core = kept.lstrip(WS)
+    return kept[: len(kept) - len(core)] + re.sub(INLINE_WS, " ", core)
+NUMBERED = (r" *(\d+)\t", r" *(\d+) +\| ?")
+ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "`": "`", "\\": "\\", "$": "$"}
+
+
+def naive_strip_numbers(old, new):
+    lines = old.split("\n")
+    for form in NUMBERED:
+        numbers, out = [], []
+        for k, line in enumerate(lines):
+            m = re.match(form, line)
+            if not line.strip(WS):
+                out.append(line)
+            elif m is None:
+                break
+            else:
+                numbers.append(int(m[1]) - k)
+                out.append(line[m.end() :])
+        else:
+            if numbers and len(set(numbers)) == 1 and "\n".join(out).strip(WS):
+                new_lines = new.split("\n")
+                ms = [re.match(form, line) for line in new_lines]
+                if any(ms) and all(m or not line.strip(WS) for m, line in zip(ms, new_lines, strict=True)):
+                    new = "\n".join(line[m.end() :] if m else line for m, line in zip(ms, new_lines, strict=True))
+                return "\n".join(out), new
+            if numbers:
+                return None
+        if numbers:
+            return None
+    return None
+
+
+def naive_unescape(s):
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in ESCAPES:
+            out.append(ESCAPES[s[i + 1]])
+            i += 2
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def naive_well_escaped(s):
+    """Every backslash of `s` starts one of the escapes."""
+    i = 0
+    while i < len(s):
+        if s[i] == "\\":
+            if s[i + 1 : i + 2] not in ESCAPES or not s[i + 1 : i + 2]:
+                return False
+            i += 2
+        else:
+            i += 1
+    return True
+
+
+def naive_more(text, old, new, more):
+    if "line-numbers" in more:
+        stripped = naive_strip_numbers(old, new)
+        if stripped:
+            found = naive_cascade(text, *stripped, more=tuple(p for p in more if p != "line-numbers"))
+            if found:
+                return "line-numbers", found[1]
+    if "whitespace-runs" in more:
+        found = naive_lines_equal(text, old, new, runs_key)
+        if found:
+            return "whitespace-runs", found
+    if "escapes" in more and "\n" not in old and naive_unescape(old) != old:
+        if "\n" not in new and naive_unescape(new) != new and naive_well_escaped(new):
+            new = naive_unescape(new)
+        rest = tuple(p for p in more if p not in ("escapes", "line-numbers"))
+        found = naive_cascade(text, naive_unescape(old), new, more=rest)
+        if found:
+            return "escapes", found[1]
+    return None
+
+
+def naive_seven(text, old, new):
     found = naive_upstream(text, old, new)
     if found:
         return found

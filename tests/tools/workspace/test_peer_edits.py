@@ -34,10 +34,12 @@ from toolbench.tools.workspace.edit_match import apply_edit
 DATA = Path(__file__).parent / "peer_edits"
 PEERS = ("opencode", "cline", "codex", "aider", "roo", "liveagent")
 
-# The share of peer-accepted cases that toolbench accepts, as edit_match.py reached it when these
-# cases were collected (131 of 163), rounded down. The goal of issue 15 is 0.90: raise this as
-# the new passes land.
-MIN_SHARE = 0.80
+# The share of peer-accepted cases that toolbench accepts, rounded down: 131 of 163 when these
+# cases were collected, 144 of 163 (88.3%) with edit_more's passes. Issue 15's goal was 0.90;
+# every case left is refused by design (a similarity guess, a pick among several matches, an
+# empty old_string, or an indentation no uniform shift explains, which LiveAgent's reference
+# refuses: tables of ../shared/reference/liveagent-tools.md §1.6).
+MIN_SHARE = 0.88
 
 _CASE_KEYS = {"id", "peer", "origin", "file", "old", "new", "replace_all", "peer_result"}
 _ERROR_CODES = {"workspace.edit_no_match", "workspace.edit_ambiguous", "tool.invalid_arguments"}

@@ -28,6 +28,12 @@ passes again, so each also refuses on ambiguity and never touches a byte outside
                          if something was dropped and a non-blank line remains
     blank-lines+unicode-punctuation   both, the punctuation fold over the trimmed old_string
 
+Only when all of those find nothing, `edit_more`'s passes run, in this order (its docstring has
+the rules, why each is safe and its cost): line-numbers (Read's prefixes stripped, then the
+cascade again), whitespace-runs (whole lines equal with runs of whitespace inside a line read
+as one space, the indentation the file's; `new` as given) and escapes (written-out \\n, \\t,
+\\" ... read, then the cascade again).
+
 No pass is a similarity guess: each finds old_string's text (folded or trimmed as named) in the
 file's. When nothing matches, `edit_hint` builds the error: the closest region and what differs.
 
@@ -64,7 +70,7 @@ from typing import Literal, NamedTuple
 
 from ...core.errors import ToolError
 from ..base import check_deadline
-from . import edit_hint
+from . import edit_hint, edit_more
 from .edit_fold import BOM as _BOM
 from .edit_fold import WS as _WS
 from .edit_fold import fold, has_foldable
@@ -74,6 +80,7 @@ __all__ = ["EditResult", "Strategy", "apply_edit", "dry_run", "unified_diff"]
 Strategy = Literal[
     "exact", "line-endings", "trailing-whitespace", "indentation",
     "unicode-punctuation", "blank-lines", "blank-lines+unicode-punctuation",
+    "line-numbers", "whitespace-runs", "escapes",
 ]
 
 _TAIL = "\x01"  # separates the two tails of a relation (never whitespace)
@@ -246,26 +253,27 @@ class _Text:
 # --- the cascade --------------------------------------------------------------------------------
 
 
-def _find(base: _Text, old: str, new: str, *, every: bool) -> tuple[Strategy, list[_Match]] | None:
+def _find(
+    base: _Text, old: str, new: str, *, every: bool, more: frozenset[str] = edit_more.MORE
+) -> tuple[Strategy, list[_Match]] | None:
     """The first pass with a match and its matches, or None. `every`: build the replacement of
-    every match (replace_all), else only the first's (more than one is an ambiguity error)."""
+    every match (replace_all), else only the first's (more than one is an ambiguity error);
+    `more`: the passes of edit_more that may run when all the others found nothing."""
     found = _upstream(base, old, new, every)
     if found:
         return found
     found = _punctuation(base, old, new, every)
     if found:
         return "unicode-punctuation", found[1]
-    trimmed = _drop_blank_lines(old, new)
-    if trimmed is None:
-        return None
-    old, new = trimmed
-    found = _upstream(base, old, new, every)
-    if found:
-        return "blank-lines", found[1]
-    found = _punctuation(base, old, new, every)
-    if found:
-        return "blank-lines+unicode-punctuation", found[1]
-    return None
+    trimmed = edit_more.drop_blank_lines(old, new)
+    if trimmed is not None:
+        found = _upstream(base, *trimmed, every)
+        if found:
+            return "blank-lines", found[1]
+        found = _punctuation(base, *trimmed, every)
+        if found:
+            return "blank-lines+unicode-punctuation", found[1]
+    return edit_more.find_more(base, old, new, every, more, _find) if more else None
 
 
 def _upstream(t: _Text, old: str, new: str, every: bool) -> tuple[Strategy, list[_Match]] | None:
@@ -295,33 +303,6 @@ def _punctuation(base: _Text, old: str, new: str, every: bool) -> tuple[Strategy
     if not (base.foldable or has_foldable(old)):
         return None  # folding changes neither side: nothing new to find
     return _upstream(base.folded, fold(old), new, every)
-
-
-def _drop_blank_lines(old: str, new: str) -> tuple[str, str] | None:
-    """(old, new) without old_string's whitespace-only first and last lines, or None if it has
-    none or nothing else. The last real line keeps the newline it has in old_string; `new` loses
-    the same leading / trailing lines only if it has them as whole lines too."""
-    pieces = old.split("\n")  # all but the last piece are lines ended by "\n"
-    blank = [not p.strip(_WS) for p in pieces]
-    n = len(pieces)
-    a = 0
-    while a < n - 1 and blank[a]:
-        a += 1
-    b = n - 1 if blank[-1] else n  # a blank unterminated rest goes ("" when old ends with "\n")
-    while b > a and blank[b - 1]:
-        b -= 1
-    if a >= b:
-        return None  # only blank lines
-    start = sum(map(len, pieces[:a])) + a
-    kept = "\n".join(pieces[a:b]) + ("\n" if b < n else "")
-    if kept == old:
-        return None
-    lead, tail = old[:start], old[start + len(kept) :]
-    if lead and new.startswith(lead):
-        new = new[len(lead) :]
-    if tail and new.endswith(tail) and (len(new) == len(tail) or new[-len(tail) - 1] == "\n"):
-        new = new[: len(new) - len(tail)]
-    return kept, new
 
 
 def _exact(text: str, old: str, new: str) -> list[_Match]:

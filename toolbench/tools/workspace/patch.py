@@ -1,5 +1,6 @@
 """`workspace.apply_patch`: replace a string in a file, over the matcher of edit_match (LiveAgent's
-four passes, then Unicode punctuation and blank first/last lines)."""
+four passes, then Unicode punctuation and blank first/last lines, then edit_more's line-numbers,
+whitespace-runs and escapes)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ _NOTES = {  # upstream's notes for its three fuzzy strategies, and toolbench's o
     "unicode-punctuation": _PUNCTUATION,
     "blank-lines": _BLANK,
     "blank-lines+unicode-punctuation": f"{_BLANK}; {_PUNCTUATION}",
+    "line-numbers": "the read tool's line-number prefixes were stripped from old_string (and from new_string "
+                    "where every line had one) before matching",
+    "whitespace-runs": "runs of spaces and tabs inside lines were read as one space; new_string went in as given",
+    "escapes": "written-out escapes in old_string (such as \\n, \\t, \\\") were read as the characters they stand "
+               "for (in new_string too where it was escaped the same way)",
 }
 
 DESCRIPTOR = ToolDescriptor(
