@@ -41,8 +41,9 @@ MAX_LINE = 200  # characters of a quoted line
 _PAIR_LINE = 160  # characters of each line of a differing pair (shown with escapes)
 
 _INTRO = (
-    "old_string was not found, even allowing for CRLF/LF line endings, trailing whitespace, a uniform "
-    "indentation shift, Unicode punctuation and blank first/last lines; nothing was changed."
+    "old_string was not found; nothing was changed. Allowed for: CRLF/LF line endings, trailing whitespace,\n"
+    "a uniform indentation shift, Unicode punctuation, blank first/last lines, line-number prefixes,\n"
+    "runs of spaces inside lines and written-out escapes."
 )
 _ADVICE = (
     "Copy old_string verbatim from the file (same indentation, tabs vs spaces, blank lines), with a few "
