@@ -11,8 +11,8 @@ def _prep(call, text: str, name: str = "a.py") -> str:
 
 @pytest.mark.parametrize(("text", "old", "new", "strategy", "after"), [
     ("a = 1\nb = 2\n", "b = 2", "b = 3", "exact", "a = 1\nb = 3\n"),
-    ("a = 1\r\nb = 2\r\n", "a = 1\nb = 2\n", "a = 9\nb = 2\n", "line_endings", "a = 9\r\nb = 2\r\n"),
-    ("a = 1   \nb = 2\n", "a = 1\nb = 2\n", "a = 5\nb = 2\n", "trailing_whitespace", "a = 5\nb = 2\n"),
+    ("a = 1\r\nb = 2\r\n", "a = 1\nb = 2\n", "a = 9\nb = 2\n", "line-endings", "a = 9\r\nb = 2\r\n"),
+    ("a = 1   \nb = 2\n", "a = 1\nb = 2\n", "a = 5\nb = 2\n", "trailing-whitespace", "a = 5\nb = 2\n"),
     ("    if x:\n        y()\n", "if x:\n    y()\n", "if x:\n    z()\n", "indentation", "    if x:\n        z()\n"),
 ])
 def test_each_strategy_through_the_tool(call, text, old, new, strategy, after) -> None:

@@ -1,23 +1,61 @@
 """Where an Edit's `old_string` sits in a file, and the file text after the edit.
 
 LiveAgent's matcher (`edit_match.rs`): four passes, strictest first, and the first pass with at
-least one match wins; ambiguity and counts are judged within that pass only.
+least one match wins; ambiguity and counts are judged within that pass only. The strategy names
+are upstream's (`matchStrategy`):
 
     exact                plain substring, non-overlapping; `new` goes in verbatim
-    line_endings         CRLF -> LF on both sides, a leading BOM ignored; mid-line fragments allowed
-    trailing_whitespace  whole-line windows, each line compared without trailing whitespace
+    line-endings         CRLF -> LF on both sides, a leading BOM ignored; mid-line fragments allowed
+    trailing-whitespace  whole-line windows, each line compared without trailing whitespace
     indentation          whole-line windows equal after a full trim that differ by one uniform
                          leading-whitespace shift; `new` is re-indented by that shift
 
-The fuzzy passes write `new` in the file's dominant line ending. Upstream spells the strategies
-with hyphens (`line-endings`); toolbench uses underscores. One deliberate difference: upstream
-picks indentation windows before checking their shift, so a rejected window can hide a valid
-overlapping one; here only valid windows take part in the leftmost, non-overlapping choice.
+The fuzzy passes write `new` in the file's dominant line ending. One deliberate difference:
+upstream picks indentation windows before checking their shift, so a rejected window can hide a
+valid overlapping one; here only valid windows take part in the leftmost, non-overlapping choice.
 
-Every pass is linear in the size of the file: searches run as `str.find` over the text or over
-one joined string of per-line keys, never as a loop over windows. The whole-line passes build
-those keys only for the stretches around the lines that hold old_string's longest trimmed line
-(`_candidate_views`), so a large file costs little more than that one search. Pure: no I/O.
+Only when all four find nothing, toolbench's own passes run, in this order (each is the four
+passes again, so each also refuses on ambiguity and never touches a byte outside its windows):
+
+    unicode-punctuation  the four passes over the file and old_string with Unicode dashes, quotes
+                         and odd spaces folded to ASCII (`edit_fold`: one code point for one, so
+                         the offsets are the file's); the replacements, built from `new` as given
+                         (re-indented by the folded indentation), are spliced into the original
+                         text. Tried only if old_string or the file holds a folded character.
+    blank-lines          old_string's whitespace-only first and last lines dropped (Aider's
+                         spurious blank line; the last real line keeps its newline), and the same
+                         lines dropped from `new` when it starts / ends with them too; tried only
+                         if something was dropped and a non-blank line remains
+    blank-lines+unicode-punctuation   both, the punctuation fold over the trimmed old_string
+
+Only when all of those find nothing, `edit_more`'s passes run, in this order (its docstring has
+the rules, why each is safe and its cost): line-numbers (Read's prefixes stripped, then the
+cascade again), whitespace-runs (whole lines equal with runs of whitespace inside a line read
+as one space, the indentation the file's; `new` as given) and escapes (written-out \\n, \\t,
+\\" ... read, then the cascade again).
+
+No pass is a similarity guess: each finds old_string's text (folded or trimmed as named) in the
+file's. When nothing matches, `edit_hint` builds the error: the closest region and what differs.
+
+Every pass is linear in len(file) + len(old_string) (plus len(new_string) per distinct
+replacement built, and that only for the matches applied):
+    exact                `str.find`, resuming past each hit
+    line-endings         the file collapsed (CRLF -> LF) once and `str.find` in it; each hit's
+                         offsets mapped back by counting the removed CRs before it, resuming
+                         where the last hit's count stopped (`_Uncollapse`)
+    whole-line passes    the file's line model built once (one split, one rstrip per line) and
+                         shared by every pass over that text; old_string is ruled out at once when
+                         one of its trimmed lines equals no trimmed file line (a set of the file's
+                         trimmed lines, or for up to `_FEW_CORES` distinct lines a substring search
+                         each, a cheaper and weaker filter); trailing-whitespace is one `str.find`
+                         over the joined line keys, resumed past each window; indentation is one
+                         `str.find` over the joined trimmed lines (most files end there), then
+                         Knuth-Morris-Pratt over per-line keys from the first candidate on, which
+                         finds every candidate window, overlapping ones too, in O(lines), each
+                         checked in O(its first line)
+CPython's `str.find` is linear (two-way) for long needles and bounded for short ones; counts of
+"\n" between hits are incremental.
+Long loops call `check_deadline` (the builtin's time limit). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -25,24 +63,31 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from itertools import accumulate
+from functools import cached_property
+from itertools import islice, repeat
 from operator import eq
 from typing import Literal, NamedTuple
 
 from ...core.errors import ToolError
 from ..base import check_deadline
+from . import edit_hint, edit_more
+from .edit_fold import BOM as _BOM
+from .edit_fold import WS as _WS
+from .edit_fold import fold, has_foldable
 
 __all__ = ["EditResult", "Strategy", "apply_edit", "dry_run", "unified_diff"]
 
-Strategy = Literal["exact", "line_endings", "trailing_whitespace", "indentation"]
+Strategy = Literal[
+    "exact", "line-endings", "trailing-whitespace", "indentation",
+    "unicode-punctuation", "blank-lines", "blank-lines+unicode-punctuation",
+    "line-numbers", "whitespace-runs", "escapes",
+]
 
-_BOM = "\ufeff"
-# Rust's `char::is_whitespace` (Unicode White_Space); Python's str.isspace also takes \x1c-\x1f.
-_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0x200B)))
-_CORE = "\x00"  # separates a line's indentation relation from its trimmed text (never whitespace)
-_TAIL = "\x01"  # separates the two tails of a relation
+_TAIL = "\x01"  # separates the two tails of a relation (never whitespace)
 _MAX_LISTED = 20  # match lines quoted in an ambiguity message
 _HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+_TICK = 4096  # lines between two deadline checks in the per-line loops
+_FEW_CORES = 8  # old_string's distinct trimmed lines checked by substring search rather than a set
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +115,14 @@ def apply_edit(
     replace_all: bool = False,
     expected_replacements: int | None = None,
 ) -> EditResult:
-    """Replace `old` with `new` in `text`, tolerating line-ending, whitespace and indent drift.
+    """Replace `old` with `new` in `text`, tolerating line-ending, whitespace and indent drift,
+    Unicode punctuation and spurious blank first / last lines of `old` (module doc).
 
-    Raises `ToolError` with `workspace.edit_no_match`, `workspace.edit_ambiguous` (several
-    matches without `replace_all`), `workspace.edit_count_mismatch` (`expected_replacements`
-    differs from the count applied) or `tool.invalid_arguments`. `old == new` is allowed, as
-    upstream: a fuzzy match still rewrites the window in the file's own line endings.
+    Raises `ToolError` with `workspace.edit_no_match` (with the closest region and what differs),
+    `workspace.edit_ambiguous` (several matches without `replace_all`),
+    `workspace.edit_count_mismatch` (`expected_replacements` differs from the count applied) or
+    `tool.invalid_arguments`. `old == new` is allowed, as upstream: a fuzzy match still rewrites
+    the window in the file's own line endings.
     """
     if not old:
         # Upstream's TS layer and backend both refuse an empty old_string before matching.
@@ -86,9 +133,11 @@ def apply_edit(
         or expected_replacements < 1
     ):
         raise ToolError("tool.invalid_arguments", "expected_replacements must be an integer of at least 1.")
-    strategy, matches = _find(text, old, new)
-    if not matches:
-        raise _no_match(text, old)  # upstream: edit_no_match
+    base = _Text(text)
+    found = _find(base, old, new, every=replace_all)
+    if found is None:
+        raise _no_match(base, old, new)  # upstream: edit_no_match
+    strategy, matches = found
     lines = [m.line for m in matches]
     if len(matches) > 1 and not replace_all:
         listed = ", ".join(map(str, lines[:_MAX_LISTED])) + (", ..." if len(lines) > _MAX_LISTED else "")
@@ -143,81 +192,117 @@ def dry_run(
     return unified_diff(path, text, result.text)
 
 
+# --- the searched text, with what the passes derive from it ---------------------------------------
+
+
+class _Text:
+    """One text the passes search, and its line model and keys, each built once on first use
+    (the later passes search the same text again, so they cost only their own search)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def crlf(self) -> int:
+        return self.text.count("\r\n") if "\r" in self.text else 0  # a CR search is the faster scan
+
+    @cached_property
+    def eol(self) -> str:
+        """The dominant line ending the fuzzy passes write `new` in."""
+        crlf = self.crlf
+        return "\r\n" if crlf > 0 and crlf >= self.text.count("\n") - crlf else "\n"  # a tie goes to CRLF
+
+    def has_lines(self, cores: set[str]) -> bool:
+        """Whether each of `cores` is a fully trimmed line of the text: one set lookup each, or,
+        for a few, a substring search each (a weaker test, and cheaper than building the set)."""
+        if len(cores) <= _FEW_CORES and "core_set" not in self.__dict__:
+            return all(core in self.text for core in cores)
+        return cores <= self.core_set
+
+    @cached_property
+    def lines(self) -> _Lines:
+        return _Lines(self.text)
+
+    @cached_property
+    def cores(self) -> list[str]:
+        """Each line fully trimmed."""
+        return list(map(str.lstrip, self.lines.rkeys, repeat(_WS)))
+
+    @cached_property
+    def core_set(self) -> set[str]:
+        return set(self.cores)
+
+    @cached_property
+    def rkeys_joined(self) -> str:
+        return _joined(self.lines.rkeys)
+
+    @cached_property
+    def cores_joined(self) -> str:
+        return _joined(self.cores)
+
+    @cached_property
+    def foldable(self) -> bool:
+        return has_foldable(self.text)
+
+    @cached_property
+    def folded(self) -> _Text:
+        """The text with Unicode punctuation folded (itself when there is nothing to fold)."""
+        return _Text(fold(self.text)) if self.foldable else self
+
+
 # --- the cascade --------------------------------------------------------------------------------
 
 
-def _find(text: str, old: str, new: str) -> tuple[Strategy, list[_Match]]:
-    matches = _exact(text, old, new)
+def _find(
+    base: _Text, old: str, new: str, *, every: bool, more: frozenset[str] = edit_more.MORE
+) -> tuple[Strategy, list[_Match]] | None:
+    """The first pass with a match and its matches, or None. `every`: build the replacement of
+    every match (replace_all), else only the first's (more than one is an ambiguity error);
+    `more`: the passes of edit_more that may run when all the others found nothing."""
+    found = _upstream(base, old, new, every)
+    if found:
+        return found
+    found = _punctuation(base, old, new, every)
+    if found:
+        return "unicode-punctuation", found[1]
+    trimmed = edit_more.drop_blank_lines(old, new)
+    if trimmed is not None:
+        found = _upstream(base, *trimmed, every)
+        if found:
+            return "blank-lines", found[1]
+        found = _punctuation(base, *trimmed, every)
+        if found:
+            return "blank-lines+unicode-punctuation", found[1]
+    return edit_more.find_more(base, old, new, every, more, _find) if more else None
+
+
+def _upstream(t: _Text, old: str, new: str, every: bool) -> tuple[Strategy, list[_Match]] | None:
+    """LiveAgent's four passes over `t`."""
+    matches = _exact(t.text, old, new)
     if matches:
         return "exact", matches
-    eol = "\r\n" if _crlf_dominant(text) else "\n"
+    eol = t.eol
     new_lf = new.replace("\r\n", "\n")
     rendered = new_lf.replace("\n", eol) if eol != "\n" else new_lf
-    matches = _line_endings(text, old, rendered)
+    matches = _line_endings(t.text, old, rendered, t.crlf > 0)
     if matches:
-        return "line_endings", matches
+        return "line-endings", matches
     pattern = _Pattern.parse(old)
-    if pattern is None or any(core not in text for core in pattern.cores()):
-        return "exact", []  # a whole-line window needs every trimmed line of old_string in the file
-    views = _candidate_views(text, pattern)
-    if views is None:
-        views = [_Lines(text)]
-    matches = [m for view in views for m in _trailing_whitespace(view, pattern, rendered)]
+    if pattern is None or not t.has_lines(pattern.cores()):
+        return None  # a whole-line window needs each trimmed line of old_string to be a trimmed file line
+    matches = _trailing_whitespace(t, pattern, rendered)
     if matches:
-        return "trailing_whitespace", matches
-    return "indentation", [m for view in views for m in _indentation(view, pattern, new_lf, eol)]
+        return "trailing-whitespace", matches
+    matches = _indentation(t, pattern, new_lf, every)
+    return ("indentation", matches) if matches else None
 
 
-def _candidate_views(text: str, pattern: _Pattern) -> list[_Lines] | None:
-    """The only stretches of `text` where a whole-line window can match, or None for all of it.
-
-    A window's line at old_string's anchor row (the one with the longest trimmed text) holds
-    that text, so every window is the one placed by an occurrence of it; windows that overlap
-    are merged into one stretch. Matching within the stretches finds what matching the whole
-    file finds: no window crosses from one stretch into another. Past `_MAX_CANDIDATE_LINES`
-    candidate lines the whole file is cheaper, and is used."""
-    cores = [key.lstrip(_WS) for key in pattern.rkeys]
-    anchor = max(range(len(cores)), key=lambda j: len(cores[j]))
-    core, height = cores[anchor], len(cores)
-    if not core:
-        return None
-    spans: list[list[int]] = []  # [first line, start offset, end offset] of each merged stretch
-    line, counted = 0, 0
-    pos = text.find(core)
-    while pos != -1:
-        check_deadline()
-        line += text.count("\n", counted, pos)
-        line_start = text.rfind("\n", 0, pos) + 1
-        counted = pos = line_start
-        first, start = line - anchor, line_start
-        for _ in range(min(anchor, line)):  # back to the window's first line
-            start = text.rfind("\n", 0, start - 1) + 1
-        end = line_start
-        for _ in range(height - anchor):  # on past the window's last line, its newline included
-            end = text.find("\n", end) + 1
-            if end == 0:
-                end = len(text)
-                break
-        if first >= 0:
-            if spans and start <= spans[-1][2]:
-                spans[-1][2] = end
-            else:
-                spans.append([first, start, end])
-        if len(spans) * height > _MAX_CANDIDATE_LINES:
-            return None
-        next_line = text.find("\n", pos)
-        if next_line == -1:
-            break
-        pos = text.find(core, next_line + 1)
-    return [_Lines(text, start, end, first) for first, start, end in spans]
-
-
-_MAX_CANDIDATE_LINES = 20_000
-
-
-def _crlf_dominant(text: str) -> bool:
-    crlf = text.count("\r\n")
-    return crlf > 0 and crlf >= text.count("\n") - crlf  # a tie goes to CRLF
+def _punctuation(base: _Text, old: str, new: str, every: bool) -> tuple[Strategy, list[_Match]] | None:
+    """The four passes with Unicode punctuation folded in the file and old_string; the offsets
+    are the original text's (the fold is one code point for one)."""
+    if not (base.foldable or has_foldable(old)):
+        return None  # folding changes neither side: nothing new to find
+    return _upstream(base.folded, fold(old), new, every)
 
 
 def _exact(text: str, old: str, new: str) -> list[_Match]:
@@ -232,27 +317,55 @@ def _exact(text: str, old: str, new: str) -> list[_Match]:
     return out
 
 
-def _line_endings(text: str, old: str, rendered: str) -> list[_Match]:
+def _line_endings(text: str, old: str, rendered: str, has_crlf: bool | None = None) -> list[_Match]:
+    """The needle (CRLF-free, BOM-less) searched in the file read as if each CRLF were an LF,
+    the hits mapped back to the file's offsets: a hit starting at an LF that was a CRLF starts at
+    its CR, one ending at such an LF ends after it; the BOM stays outside every hit."""
     bom = 1 if text.startswith(_BOM) else 0
     needle = old.removeprefix(_BOM).replace("\r\n", "\n")
-    if not needle or (not bom and needle == old and "\r\n" not in text):
+    if has_crlf is None:
+        has_crlf = "\r\n" in text
+    if not needle or (not bom and needle == old and not has_crlf):
         return []  # empty, or the same search as the exact pass
+    view = text[bom:].replace("\r\n", "\n")
+    to_file = _Uncollapse(text, bom)
     out: list[_Match] = []
     line, counted = 1, 0
-    for hit in _crlf_blind(needle).finditer(text, bom):
+    pos = view.find(needle)
+    while pos != -1:
         check_deadline()
-        line += text.count("\n", counted, hit.start())
-        counted = hit.start()
-        out.append(_Match(hit.start(), hit.end(), rendered, line))
+        end = pos + len(needle)
+        start = to_file(pos)
+        line += text.count("\n", counted, start)
+        counted = start
+        out.append(_Match(start, to_file(end), rendered, line))
+        pos = view.find(needle, end)
     return out
 
 
-def _crlf_blind(needle: str) -> re.Pattern[str]:
-    """`needle` (CRLF-free) as a regex over the file as it is, read as if each CRLF were an LF:
-    an LF matches an LF or a CRLF, a lone CR only a CR that no LF follows. So the matches are
-    those of a search in the file with its CRLFs collapsed, at the file's own offsets."""
-    lone_cr = r"\r(?!\n)"
-    return re.compile(r"\r?\n".join(lone_cr.join(map(re.escape, part.split("\r"))) for part in needle.split("\n")))
+class _Uncollapse:
+    """Maps offsets of the text with its CRLFs collapsed (after the BOM) to the file's, for
+    non-decreasing offsets, in time linear in the file overall.
+
+    Offset p of the collapsed text is p + R(p) in the file (past the BOM), R(p) the CRs removed
+    before it: those of the CRLFs whose LF lands before p. The k-th CRLF (0-based, its CR at
+    file offset r_k) has its LF at collapsed r_k - k, which grows with k, so R(p) is the number
+    of k with r_k < p + k: the least fixed point of c = #{CRLF with r < p + c}, reached from
+    below by counting, each round, only the CRLFs in the stretch the last round added (about
+    half as long as the one before, since CRLFs take two characters)."""
+
+    def __init__(self, text: str, bom: int) -> None:
+        self.text, self.bom = text, bom
+        self.removed = 0  # CRLFs counted, those with r < self.upto
+        self.upto = 0
+
+    def __call__(self, p: int) -> int:
+        while self.upto < p + self.removed:
+            target = p + self.removed
+            # CRLFs with r in [upto, target): the pairs wholly inside [upto, target + 1)
+            self.removed += self.text.count("\r\n", self.bom + self.upto, self.bom + target + 1)
+            self.upto = target
+        return self.bom + p + self.removed
 
 
 # --- the line model of the whole-line passes -----------------------------------------------------
@@ -278,23 +391,21 @@ class _Pattern(NamedTuple):
 
 
 class _Lines:
-    """The file's lines, or those of `text[start:end]` (whole lines, from line `first_line`,
-    0-based): split at LF; a line's content drops its EOL (and the CR of a CRLF), the file's
+    """The file's lines: split at LF; a line's content drops its EOL (and the CR of a CRLF), the
     first line starts after a BOM, and a final unterminated line counts only if non-empty."""
 
-    def __init__(self, text: str, start: int = 0, end: int | None = None, first_line: int = 0) -> None:
-        bom = 1 if start == 0 and text.startswith(_BOM) else 0
-        self.start = start + bom  # the offset of the first line's content in the file
-        self.first_line = first_line
-        self.pieces = text[self.start : end].split("\n")
+    def __init__(self, text: str) -> None:
+        self.start = 1 if text.startswith(_BOM) else 0  # the offset of the first line's content
+        self.pieces = text[self.start :].split("\n")
         self.count = len(self.pieces) - (self.pieces[-1] == "")
-        self.rkeys = [p.rstrip(_WS) for p in self.pieces[: self.count]]
-        self._cum: list[int] | None = None
+        self.rkeys = list(map(str.rstrip, islice(self.pieces, self.count), repeat(_WS)))
+        self._at = (0, self.start)  # (line, offset of its content) of the last `_offset` asked
 
     def span(self, first: int, height: int, ends_with_newline: bool) -> tuple[int, int]:
         """The text a window replaces: from its first line's content to its last line's end,
         EOL included only when old_string ends with a newline."""
         last = first + height - 1
+        start = self._offset(first)
         piece = self.pieces[last]
         end = self._offset(last) + len(piece)
         terminated = last < len(self.pieces) - 1
@@ -302,17 +413,21 @@ class _Lines:
             end += 1
         elif not ends_with_newline and terminated and piece.endswith("\r"):
             end -= 1
-        return self._offset(first), end
+        return start, end
 
     def _offset(self, k: int) -> int:
-        if self._cum is None:
-            self._cum = list(accumulate(map(len, self.pieces)))
-        return self.start + (self._cum[k - 1] + k if k else 0)
+        """The file offset of line k's content; summed on from the line asked for before (the
+        windows come in order), so all the spans of a pass cost one walk over the lines."""
+        at, offset = self._at
+        if k < at:
+            at, offset = 0, self.start
+        offset += sum(map(len, self.pieces[at:k])) + (k - at)
+        self._at = (k, offset)
+        return offset
 
     def matches(self, windows: list[tuple[int, str]], pattern: _Pattern) -> list[_Match]:
         height = len(pattern.rkeys)
-        return [_Match(*self.span(i, height, pattern.ends_with_newline), rep, self.first_line + i + 1)
-                for i, rep in windows]
+        return [_Match(*self.span(i, height, pattern.ends_with_newline), rep, i + 1) for i, rep in windows]
 
 
 def _joined(keys: list[str]) -> str:
@@ -320,10 +435,10 @@ def _joined(keys: list[str]) -> str:
     return "\n" + "\n".join(keys) + "\n"
 
 
-def _trailing_whitespace(lines: _Lines, pattern: _Pattern, rendered: str) -> list[_Match]:
-    if lines.count == 0:
+def _trailing_whitespace(t: _Text, pattern: _Pattern, rendered: str) -> list[_Match]:
+    if t.lines.count == 0:
         return []  # _joined([]) would read as one blank line
-    hay, needle = _joined(lines.rkeys), _joined(pattern.rkeys)
+    hay, needle = t.rkeys_joined, _joined(pattern.rkeys)
     windows: list[tuple[int, str]] = []
     line, counted = 0, 0
     pos = hay.find(needle)
@@ -333,7 +448,7 @@ def _trailing_whitespace(lines: _Lines, pattern: _Pattern, rendered: str) -> lis
         counted = pos
         windows.append((line, rendered))
         pos = hay.find(needle, pos + len(needle) - 1)  # resume at the LF ending the window
-    return lines.matches(windows, pattern)
+    return t.lines.matches(windows, pattern)
 
 
 # --- pass 4: a uniform indentation shift ---------------------------------------------------------
@@ -344,10 +459,16 @@ def _trailing_whitespace(lines: _Lines, pattern: _Pattern, rendered: str) -> lis
 # height, so here the rule is split in two, each checkable in O(1) per line:
 #   - between consecutive non-blank lines, the indents relate the same way in file and pattern:
 #     with c their common prefix, (a, b) = (a', b') where a = c + a', b = c + b' (adding or
-#     removing one prefix on both keeps those tails); this goes into a per-line key, so one
-#     `str.find` over the joined keys finds every window where it holds;
+#     removing one prefix on both keeps those tails); this goes into a per-line key, so the
+#     windows where it holds are the occurrences of old_string's key sequence in the file's;
 #   - the first non-blank pair gives a shift (Add or Remove); that one is checked per hit.
-# By induction the two together are exactly upstream's rule.
+# By induction the two together are exactly upstream's rule. The first non-blank line's key has
+# a relation to a line outside the window, so the sequence search compares only its trimmed
+# text: Knuth-Morris-Pratt with that one "class" symbol at the start of the pattern (a border of
+# the pattern then compares a pattern symbol against the class, which is as well defined as a
+# text symbol against it, so the failure function stays exact). KMP reports every occurrence,
+# overlapping ones too, in O(lines + height), so a hit rejected for its shift, its leading blank
+# lines or an overlap with the window taken before costs O(1) plus its first line.
 
 
 def _relation(a: str, b: str) -> str:
@@ -361,20 +482,24 @@ def _relation(a: str, b: str) -> str:
     return a[n:] + _TAIL + b[n:]
 
 
-def _indent_keys(rkeys: list[str]) -> list[str]:
-    """Per line: "" if blank, else (relation to the previous non-blank line's indent, core)."""
+_CORE = "\x00"  # separates a line key's relation from its core (never whitespace)
+_SAME = _TAIL + _CORE  # the key prefix of a line indented like the non-blank line before
+
+
+def _indent_keys(rkeys: list[str], cores: list[str]) -> list[str]:
+    """Per line: "" if blank, else its relation to the previous non-blank line's indent, then
+    `_CORE`, then its core; the first non-blank line's relation is "" (any other holds `_TAIL`).
+    Strings, not tuples: a million tuples would keep the cyclic garbage collector busy."""
     out: list[str] = []
     append = out.append
-    same = _TAIL + _CORE  # the usual case: the same indent as the line before
     prev: str | None = None
-    for r in rkeys:
-        core = r.lstrip(_WS)
+    for r, core in zip(rkeys, cores, strict=True):
         if not core:
             append("")
             continue
         lead = r[: len(r) - len(core)]
         if lead == prev:
-            append(same + core)
+            append(_SAME + core)
             continue
         append(("" if prev is None else _relation(prev, lead)) + _CORE + core)
         prev = lead
@@ -405,40 +530,114 @@ def _reindent(new_lf: str, add: bool, prefix: str) -> str | None:
     return "\n".join(out)
 
 
-def _indentation(lines: _Lines, pattern: _Pattern, new_lf: str, eol: str) -> list[_Match]:
-    keys = _indent_keys(pattern.rkeys)
-    first = next((j for j, key in enumerate(keys) if key), None)
-    if first is None or lines.count == 0:
+def _removable(new_lf: str) -> str | None:
+    """The longest prefix every non-blank line of `new` starts with (None: no such line), so
+    Remove(p) applies to `new` exactly when it starts with p."""
+    lines = [line for line in new_lf.split("\n") if line.strip(_WS)]
+    if not lines:
+        return None
+    low, high = min(lines), max(lines)  # every line lies between them, so shares their common prefix
+    n = next((k for k, (a, b) in enumerate(zip(low, high, strict=False)) if a != b), len(low))
+    return low[:n]
+
+
+def _kmp_failure(symbols: list[int], heads: list[bool]) -> list[int]:
+    """KMP's failure function of `symbols`, whose first entry is a class: symbol j (j >= 1)
+    matches it when `heads[j]`."""
+    m = len(symbols)
+    fail = [0] * (m + 1)
+    k = 0
+    for j in range(1, m):
+        s = symbols[j]
+        while k and s != symbols[k]:
+            k = fail[k]
+        if k or heads[j]:
+            k += 1
+        fail[j + 1] = k
+    return fail
+
+
+def _indentation(t: _Text, pattern: _Pattern, new_lf: str, every: bool) -> list[_Match]:
+    cores = [r.lstrip(_WS) for r in pattern.rkeys]
+    first = next((j for j, core in enumerate(cores) if core), None)
+    lines = t.lines
+    height = len(cores)
+    if first is None or lines.count < height:
         return []  # an all-blank old_string is the trailing-whitespace pass's business
-    pattern_core = pattern.rkeys[first].lstrip(_WS)
-    pattern_lead = pattern.rkeys[first][: len(pattern.rkeys[first]) - len(pattern_core)]
-    hay = _joined(_indent_keys(lines.rkeys))
-    needle = _CORE + pattern_core + "\n" + "".join(key + "\n" for key in keys[first + 1 :])
-    height = len(keys)
-    replacements: dict[tuple[bool, str], str | None] = {}
-    windows: list[tuple[int, str]] = []
-    free, tokens, counted = 0, 0, 0
-    pos = hay.find(needle)
-    while pos != -1:
+    # Every window's lines equal old_string's after a full trim: one search rules most files out
+    # and gives the first line worth scanning from.
+    pos = t.cores_joined.find(_joined(cores))
+    if pos == -1:
+        return []
+    head = cores[first]
+    pattern_lead = pattern.rkeys[first][: len(pattern.rkeys[first]) - len(head)]
+    keys = _indent_keys(pattern.rkeys, cores)[first:]
+    ids = {key: n for n, key in reversed(list(enumerate(keys)))}  # each key's first position
+    wanted = [ids[key] for key in keys]
+    m = len(wanted)
+    fail = _kmp_failure(wanted, [core == head for core in cores[first:]])
+    # Scanned from the first line that can be a window's first non-blank line. A line whose
+    # previous non-blank line lies before it gets no relation, as if the file began there:
+    # such a line can only be a window's first non-blank line, whose relation is not compared,
+    # so the keys are what they would be over the whole file.
+    begin = t.cores_joined.count("\n", 0, pos) + first
+    rkeys, file_cores = lines.rkeys[begin:], t.cores[begin:]
+    symbols = [ids.get(key, -1) for key in _indent_keys(rkeys, file_cores)]
+    blank_run: list[int] = []  # per scanned line, the blank lines just before it (at most `first`)
+    if first:
+        run = 0
+        for key in lines.rkeys[begin - first : begin]:
+            run = 0 if key else run + 1
+        for key in rkeys:
+            blank_run.append(run)
+            run = 0 if key else min(run + 1, first)
+    removable = _removable(new_lf)
+    shifts: dict[str, tuple[bool, str] | None] = {}  # per indent of a first line: its valid shift
+    head_len = len(head)
+    windows: list[tuple[int, tuple[bool, str]]] = []
+    free = k = 0
+    total = len(symbols)
+    for chunk in range(0, total, _TICK):
         check_deadline()
-        start = hay.rfind("\n", 0, pos) + 1
-        if hay.find(_CORE, start, pos) == -1:  # the hit starts at its line's separator
-            tokens += hay.count("\n", counted, start)
-            counted = start
-            i = tokens - 1 - first  # the window's first line
-            if i >= free and hay[start - first - 1 : start] == "\n" * (first + 1):  # leading blanks
-                rkey = lines.rkeys[i + first]
-                shift = _shift(rkey[: len(rkey) - len(pattern_core)], pattern_lead)
-                if shift is not None:
-                    if shift not in replacements:
-                        shifted = _reindent(new_lf, *shift)
-                        replacements[shift] = None if shifted is None else shifted.replace("\n", eol)
-                    replacement = replacements[shift]
-                    if replacement is not None:
-                        windows.append((i, replacement))
-                        free = i + height
-        pos = hay.find(needle, pos + 1)
-    return lines.matches(windows, pattern)
+        for x in range(chunk, min(chunk + _TICK, total)):
+            s = symbols[x]
+            while k and s != wanted[k]:
+                k = fail[k]
+            if not (k or file_cores[x] == head):
+                continue
+            k += 1
+            if k < m:
+                continue
+            k = fail[m]
+            top = x - m + 1  # the window's first non-blank line; the window starts `first` lines up
+            i = begin + top - first
+            if i < free or (first and blank_run[top] < first):
+                continue  # overlaps the window taken before, or its leading lines are not blank
+            rkey = rkeys[top]
+            lead = rkey[: len(rkey) - head_len]
+            if lead in shifts:
+                shift = shifts[lead]
+            else:
+                shift = _shift(lead, pattern_lead)
+                if shift is not None and not (shift[0] or removable is None or removable.startswith(shift[1])):
+                    shift = None  # Remove(p) where a line of new_string does not start with p
+                shifts[lead] = shift
+            if shift is not None:
+                windows.append((i, shift))
+                free = i + height
+    eol = t.eol
+    built: dict[tuple[bool, str], str] = {}
+    chosen: list[tuple[int, str]] = []
+    for n, (i, shift) in enumerate(windows):
+        if not (every or n == 0):
+            chosen.append((i, ""))  # never spliced: more than one match without replace_all is refused
+            continue
+        if shift not in built:
+            shifted = _reindent(new_lf, *shift)
+            assert shifted is not None  # checked above with `removable`
+            built[shift] = shifted.replace("\n", eol) if eol != "\n" else shifted
+        chosen.append((i, built[shift]))
+    return lines.matches(chosen, pattern)
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -460,16 +659,9 @@ def _split_lines(text: str) -> list[str]:
     return [p + "\n" for p in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
 
 
-def _no_match(text: str, old: str) -> ToolError:
-    message = (
-        "old_string was not found, even allowing for CRLF/LF line endings, trailing whitespace "
-        "and a uniform indentation shift. Re-read the file around the place you want to change "
-        "and copy old_string verbatim (same indentation, tabs vs spaces, blank lines), include a "
-        "few unchanged lines around it, or locate the text with Grep first."
-    )
-    first = next((s.strip(_WS) for s in old.split("\n") if s.strip(_WS)), "")
-    pos = text.find(first) if first else -1
-    line = text.count("\n", 0, pos) + 1 if pos != -1 else None
-    if line is not None:
-        message += f" Its first non-blank line appears at line {line}: the difference is after it."
-    return ToolError("workspace.edit_no_match", message, structured={"firstLineFoundAt": line})
+def _no_match(base: _Text, old: str, new: str) -> ToolError:
+    def locate(candidate: str) -> tuple[int, int, Strategy] | None:
+        found = _find(base, candidate, new, every=False)
+        return None if found is None else (found[1][0].line, len(found[1]), found[0])
+
+    return edit_hint.no_match_error(base.text, base.lines.rkeys, base.folded.cores, old, locate)

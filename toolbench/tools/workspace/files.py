@@ -6,8 +6,11 @@ path opened by name), refusing anything but a regular file before reading, and, 
 holding the folder's lock across read, check and replace.
 
 The read state lives in `ctx.state` (one invocation): for each real path, the version the
-model has seen (mtime_ns, sha256 of the bytes) and how many lines from line 1 it has read
-contiguously. A version read to its end is a *full read*; write_file (replace) and
+model has seen (mtime_ns, sha256 of the bytes) and how far from the start of line 1 it has read
+contiguously: whole lines, then possibly the first characters of the next line (read_file pages
+inside a line longer than its budget). A line shown only in part is not read; it is once its
+last character was shown by pages that continue one another. A version read to its end is a
+*full read*; write_file (replace) and
 apply_patch require a full read that is still current, else `workspace.stale_file`.
 Upstream calls the apply_patch code `workspace.patch_stale_file`; toolbench uses
 `workspace.stale_file` for both (the rule and the remedy are the same).
@@ -45,6 +48,7 @@ class ReadState:
     version: Version
     lines_read: int  # lines 1..lines_read were returned for this version
     total_lines: int
+    chars_read: int = 0  # and the first chars_read characters of line lines_read + 1
 
     @property
     def full(self) -> bool:
@@ -226,15 +230,22 @@ def _reads(ctx: ToolContext) -> dict[str, ReadState]:
     return reads
 
 
-def note_read(ctx: ToolContext, res: Resolved, version: Version, start: int, end: int, total: int) -> ReadState:
-    """Record that lines start..end of this version were returned; gives the updated state."""
+def note_read(ctx: ToolContext, res: Resolved, version: Version, start: int, end: int, total: int, *,
+              start_char: int = 0, end_char: int | None = None) -> ReadState:
+    """Record that lines start..end of this version were returned; gives the updated state.
+
+    `start_char`: line `start` was shown from that character (0-based) on. `end_char`: line
+    `end` was shown only up to that character (exclusive; below the line's length), so it is
+    not read yet. The contiguous prefix grows only when this page begins inside it."""
     reads = _reads(ctx)
     key = str(res.real)
     state = reads.get(key)
     if state is None or state.version != version:
         state = ReadState(version, 0, total)
-    if start <= state.lines_read + 1:
-        state.lines_read = max(state.lines_read, end)
+    reached = (state.lines_read + 1, state.chars_read)  # the first position not yet shown
+    if (start, start_char) <= reached:
+        line, char = max(reached, (end + 1, 0) if end_char is None else (end, end_char))
+        state.lines_read, state.chars_read = line - 1, char
     state.total_lines = total
     reads[key] = state
     return state

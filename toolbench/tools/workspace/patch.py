@@ -1,4 +1,6 @@
-"""`workspace.apply_patch`: replace a string in a file, over the four-pass matcher of edit_match."""
+"""`workspace.apply_patch`: replace a string in a file, over the matcher of edit_match (LiveAgent's
+four passes, then Unicode punctuation and blank first/last lines, then edit_more's line-numbers,
+whitespace-runs and escapes)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,20 @@ from .edit_match import apply_edit, unified_diff
 from .files import OpenFile, count_lines, decode, note_written, open_file, require_current, version_json
 from .paths import Workspace
 
-_NOTES = {
-    "line_endings": "line endings differed; the file's own line endings were kept",
-    "trailing_whitespace": "trailing whitespace on each line was ignored",
+_PUNCTUATION = "Unicode dashes, quotes or spaces differed and were matched as ASCII; new_string went in as given"
+_BLANK = "blank first/last lines of old_string that the file lacks were dropped"
+_NOTES = {  # upstream's notes for its three fuzzy strategies, and toolbench's own
+    "line-endings": "line endings differed; the file's own line endings were kept",
+    "trailing-whitespace": "trailing whitespace on each line was ignored",
     "indentation": "a uniform indentation shift was applied and new_string re-indented to the file",
+    "unicode-punctuation": _PUNCTUATION,
+    "blank-lines": _BLANK,
+    "blank-lines+unicode-punctuation": f"{_BLANK}; {_PUNCTUATION}",
+    "line-numbers": "the read tool's line-number prefixes were stripped from old_string (and from new_string "
+                    "where every line had one) before matching",
+    "whitespace-runs": "runs of spaces and tabs inside lines were read as one space; new_string went in as given",
+    "escapes": "written-out escapes in old_string (such as \\n, \\t, \\\") were read as the characters they stand "
+               "for (in new_string too where it was escaped the same way)",
 }
 
 DESCRIPTOR = ToolDescriptor(
@@ -22,9 +34,10 @@ DESCRIPTOR = ToolDescriptor(
     description=(
         "Edit a text file under work/, tmp/ or output/ by replacing `old_string` with `new_string`. Read the "
         "file to its end first. `old_string` must match exactly one place (copy it verbatim with a few lines of "
-        "context); differences only in line endings, trailing whitespace or uniform indentation are tolerated and "
-        "reported. Set `replace_all: true` to replace every match, `expected_replacements` to assert the count, "
-        "and `dry_run: true` to get the unified diff without writing."
+        "context); differences only in line endings, trailing whitespace, uniform indentation, Unicode "
+        "punctuation (dashes, quotes, spaces) or blank first/last lines are tolerated and reported; no match shows "
+        "the closest lines of the file and what differs. Set `replace_all: true` to replace every match, "
+        "`expected_replacements` to assert the count, and `dry_run: true` to get the unified diff without writing."
     ),
     input_schema={
         "type": "object",
