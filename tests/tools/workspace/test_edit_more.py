@@ -87,3 +87,16 @@ def test_numbers_that_are_not_consecutive_are_not_stripped():
     with pytest.raises(ToolError) as info:
         apply_edit("a\nb\n", "1 | a\n3 | b", "z")
     assert info.value.code == "workspace.edit_no_match"
+
+
+def test_a_dropped_blank_line_does_not_let_old_string_match_inside_a_line():
+    with pytest.raises(ToolError) as info:
+        apply_edit("xfoo\n", "\nfoo\n", "\nbar\n")
+    assert info.value.code == "workspace.edit_no_match"
+    assert apply_edit("a\nfoo\n", "\n\nfoo\n", "\n\nbar\n").text == "a\nbar\n"
+
+
+def test_a_huge_line_number_is_just_no_prefix():
+    with pytest.raises(ToolError) as info:
+        apply_edit("foo\n", "9" * 5000 + "\tfoo", "x")
+    assert info.value.code == "workspace.edit_no_match"

@@ -308,14 +308,23 @@ def naive_seven(text, old, new):
     trimmed = naive_trim(old, new)
     if trimmed is None:
         return None
-    found = naive_upstream(text, *trimmed)
+    found = naive_on_line_bounds(text, naive_upstream(text, *trimmed))
     if found:
         return "blank-lines", found[1]
     if foldable or any(c in FOLD for c in trimmed[0]):
-        found = naive_upstream(naive_fold(text), naive_fold(trimmed[0]), trimmed[1])
+        found = naive_on_line_bounds(text, naive_upstream(naive_fold(text), naive_fold(trimmed[0]), trimmed[1]))
         if found:
             return "blank-lines+unicode-punctuation", found[1]
     return None
+
+
+def naive_on_line_bounds(text, found):
+    """Only the matches that start at a line start and end at a line end (old_string was lines)."""
+    if not found:
+        return None
+    kept = [m for m in found[1] if (m[0] == 0 or text[m[0] - 1] == "\n" or (m[0] == 1 and text[0] == BOM))
+            and (m[1] == len(text) or text[m[1] - 1] == "\n" or text[m[1]] in "\r\n")]
+    return (found[0], kept) if kept else None
 
 
 def naive_splice(text, matches):

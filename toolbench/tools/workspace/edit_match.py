@@ -267,13 +267,25 @@ def _find(
         return "unicode-punctuation", found[1]
     trimmed = edit_more.drop_blank_lines(old, new)
     if trimmed is not None:
-        found = _upstream(base, *trimmed, every)
+        # old_string was lines: without its blank lines it must still match whole lines, not a
+        # fragment in the middle of one (`\nfoo\n` must not turn `xfoo` into `xbar`).
+        found = _whole_lines(base.text, _upstream(base, *trimmed, every))
         if found:
             return "blank-lines", found[1]
-        found = _punctuation(base, *trimmed, every)
+        found = _whole_lines(base.text, _punctuation(base, *trimmed, every))
         if found:
             return "blank-lines+unicode-punctuation", found[1]
     return edit_more.find_more(base, old, new, every, more, _find) if more else None
+
+
+def _whole_lines(text: str, found: tuple[Strategy, list[_Match]] | None) -> tuple[Strategy, list[_Match]] | None:
+    """`found` with only the matches that start at a line start and end at a line end."""
+    if not found:
+        return None
+    kept = [m for m in found[1]
+            if (m.start == 0 or text[m.start - 1] == "\n" or (m.start == 1 and text[0] == _BOM))
+            and (m.end == len(text) or text[m.end - 1] == "\n" or text[m.end] in "\r\n")]
+    return (found[0], kept) if kept else None
 
 
 def _upstream(t: _Text, old: str, new: str, every: bool) -> tuple[Strategy, list[_Match]] | None:
@@ -310,6 +322,8 @@ def _exact(text: str, old: str, new: str) -> list[_Match]:
     line, counted = 1, 0
     pos = text.find(old)
     while pos != -1:
+        if len(out) % _TICK == 0:
+            check_deadline()  # a one-character old_string in a large file hits millions of times
         line += text.count("\n", counted, pos)
         counted = pos
         out.append(_Match(pos, pos + len(old), new, line))

@@ -68,7 +68,7 @@ _INLINE_WS = WS.replace("\n", "")
 # separates joined lines), so a line's indentation is never read as a run.
 _RUN = re.compile(f"(?<=[^{re.escape(WS)}])"
                   f"(?:[{re.escape(_INLINE_WS)}]{{2,}}|[{re.escape(_INLINE_WS.replace(' ', ''))}])")
-_NUMBER = {"read": re.compile(r" *(\d+)\t"), "pipe": re.compile(r" *(\d+) +\| ?")}
+_NUMBER = {"read": re.compile(r" *([0-9]{1,9})\t"), "pipe": re.compile(r" *([0-9]{1,9}) +\| ?")}  # int() stays cheap
 _ESCAPE = re.compile(r"\\([ntr\"'`\\$])")
 _ESCAPED = re.compile(r"(?:[^\\]|\\[ntr\"'`\\$])*", re.DOTALL)  # every backslash starts an escape
 _UNESCAPED = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "`": "`", "\\": "\\", "$": "$"}
