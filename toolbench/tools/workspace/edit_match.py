@@ -452,17 +452,23 @@ def _joined(keys: list[str]) -> str:
 def _trailing_whitespace(t: _Text, pattern: _Pattern, rendered: str) -> list[_Match]:
     if t.lines.count == 0:
         return []  # _joined([]) would read as one blank line
-    hay, needle = t.rkeys_joined, _joined(pattern.rkeys)
-    windows: list[tuple[int, str]] = []
+    starts = window_starts(t.rkeys_joined, _joined(pattern.rkeys))
+    return t.lines.matches([(i, rendered) for i in starts], pattern)
+
+
+def window_starts(hay: str, needle: str) -> list[int]:
+    """The 0-based first line of each non-overlapping occurrence of `needle` (keys between LFs,
+    starting and ending with one) in `hay` (the same), leftmost first."""
+    out: list[int] = []
     line, counted = 0, 0
     pos = hay.find(needle)
     while pos != -1:  # each hit starts at the LF before its window's first line
         check_deadline()
         line += hay.count("\n", counted, pos)
         counted = pos
-        windows.append((line, rendered))
+        out.append(line)
         pos = hay.find(needle, pos + len(needle) - 1)  # resume at the LF ending the window
-    return t.lines.matches(windows, pattern)
+    return out
 
 
 # --- pass 4: a uniform indentation shift ---------------------------------------------------------

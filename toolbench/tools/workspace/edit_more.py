@@ -50,7 +50,6 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..base import check_deadline
 from . import edit_match
 from .edit_fold import WS
 
@@ -151,21 +150,6 @@ def _strip_all(new: str, rx: re.Pattern[str]) -> str:
 # --- whitespace-runs ------------------------------------------------------------
 
 
-def _windows(hay: str, needle: str) -> list[int]:
-    """The 0-based first line of each non-overlapping occurrence of `needle` (keys between LFs,
-    starting and ending with one) in `hay` (the same), leftmost first."""
-    out: list[int] = []
-    line, counted = 0, 0
-    pos = hay.find(needle)
-    while pos != -1:  # each hit starts at the LF before its window's first line
-        check_deadline()
-        line += hay.count("\n", counted, pos)
-        counted = pos
-        out.append(line)
-        pos = hay.find(needle, pos + len(needle) - 1)  # resume at the LF ending the window
-    return out
-
-
 def _whitespace_runs(t: _Text, pattern: edit_match._Pattern, rendered: str) -> list[_Match]:
     cores = [key.lstrip(WS) for key in pattern.rkeys]
     if not any(cores) or t.lines.count < len(cores):
@@ -178,7 +162,7 @@ def _whitespace_runs(t: _Text, pattern: edit_match._Pattern, rendered: str) -> l
     hay, changed = _RUN.subn(" ", edit_match._joined(t.lines.rkeys))
     if not changed and needle == plain:
         return []  # the reading changes neither side: the trailing-whitespace pass tried this
-    starts = _windows(hay, needle)
+    starts = edit_match.window_starts(hay, needle)
     return t.lines.matches([(i, rendered) for i in starts], pattern)
 
 
