@@ -54,16 +54,11 @@ class WorkbenchApp(w.VBox):
         self.tabs.add_class("tb-tabs")
         super().__init__(children=[style_widget(), self.header, self.notice, main, self.result, self.tabs])
         self.add_class("tb-app")
-        self.console.call_name.observe(lambda change: self._follow(change["new"]), names="value")
+        self.console.call_name.observe(lambda change: self.tools.mark(change["new"]), names="value")
         for event in ("invocation", "profile", "closed"):
             state.observe(event, self._show_header)  # type: ignore[arg-type]
-        self._follow(self.console.call_name.value)
+        self.tools.mark(self.console.call_name.value)
         self._show_header()
-
-    def _follow(self, call_name: str | None) -> None:
-        """The tool list highlights the console's tool, however it was chosen."""
-        self.tools.selected = call_name
-        self.tools._highlight()
 
     def _show_header(self) -> None:
         state = self.state

@@ -62,10 +62,14 @@ class ToolList(Panel):
         self._highlight()
 
     def pick(self, call_name: str) -> None:
-        self.selected = call_name
-        self._highlight()
+        self.mark(call_name)
         if self.on_pick is not None:
             self.on_pick(call_name)
+
+    def mark(self, call_name: str | None) -> None:
+        """Highlight `call_name` (the console's tool, however it was chosen)."""
+        self.selected = call_name
+        self._highlight()
 
     def _show_left(self) -> None:
         left = self.state.invocation.budget()["per_tool"]

@@ -13,11 +13,13 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_edit_match import WS  # this folder is on sys.path (rootdir import mode)
+from test_edit_match import _oracle_reindent as oracle_reindent
+from test_edit_match import _oracle_shift as oracle_shift
 
 from toolbench.core.errors import ToolError
 from toolbench.tools.workspace.edit_match import apply_edit
 
-WS = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and not "\x1c" <= c <= "\x1f")  # Rust's White_Space
 BOM = "\ufeff"
 # Codex's `normalise` (codex-rs/apply-patch/src/seek_sequence.rs), written out again.
 FOLD = {
@@ -85,28 +87,8 @@ def naive_lines(text):
 
 
 def naive_reindent(new, add, prefix):
-    out = []
-    for line in new.replace("\r\n", "\n").split("\n"):
-        if not line.strip(WS):
-            out.append(line)
-        elif add:
-            out.append(prefix + line)
-        elif line.startswith(prefix):
-            out.append(line[len(prefix) :])
-        else:
-            return None
-    return "\n".join(out)
-
-
-def naive_shift(f, p):
-    if not f.strip(WS) and not p.strip(WS):
-        return "skip"
-    fl, pl = f[: len(f) - len(f.lstrip(WS))], p[: len(p) - len(p.lstrip(WS))]
-    if fl.endswith(pl):
-        return (True, fl[: len(fl) - len(pl)])
-    if pl.endswith(fl):
-        return (False, pl[: len(pl) - len(fl)])
-    return None
+    lines = oracle_reindent(new, add, prefix)  # test_edit_match's oracle of the indentation pass
+    return None if lines is None else "\n".join(lines)
 
 
 def naive_whole_lines(text, old, new, eol):
@@ -138,7 +120,7 @@ def naive_whole_lines(text, old, new, eol):
     found, i = [], 0
     while i + m <= len(lines):
         window = [lines[i + j][3].rstrip(WS) for j in range(m)]
-        shifts = {naive_shift(f, p) for f, p in zip(window, pat, strict=True)} - {"skip"}
+        shifts = {oracle_shift(f, p) for f, p in zip(window, pat, strict=True)} - {"skip"}
         same = all(f.strip(WS) == p.strip(WS) for f, p in zip(window, pat, strict=True))
         if same and len(shifts) == 1 and None not in shifts:
             shifted = naive_reindent(new, *next(iter(shifts)))
