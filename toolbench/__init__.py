@@ -10,13 +10,12 @@ from .core.descriptors import ToolDescriptor
 from .core.errors import CODES, ToolbenchError, ToolError
 from .core.ids import ToolId
 from .core.profile import Profile
-from .core.results import Attachment, ToolResult
+from .core.results import Attachment, ToolOutput, ToolResult
 from .core.snapshot import Binding, Diagnostic, Snapshot
 from .runtime.approval import ApprovalRequest
 from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
 from .runtime.records import CallRecord
-from .tools.base import ToolOutput
 
 __all__ = [
     "CODES",

@@ -11,9 +11,9 @@ import pytest
 from mcp_support import child_pids, no_new_children
 
 from toolbench.core.ids import ToolId
+from toolbench.core.loop import LoopThread
+from toolbench.core.results import ToolOutput
 from toolbench.mcp import McpManager
-from toolbench.runtime.loop import LoopThread
-from toolbench.tools.base import ToolOutput
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from mcp_support import child_pids, fault_server, no_new_children, node_bin, wai
 from toolbench import Profile, Workbench
 from toolbench.core.errors import ToolError
 from toolbench.core.ids import ToolId
+from toolbench.core.loop import LoopThread
+from toolbench.core.results import ToolOutput
 from toolbench.mcp import ElicitationRequest, McpManager, ProgressEvent, SamplingRequest, workspace_roots
-from toolbench.runtime.loop import LoopThread
 from toolbench.testing import ScriptedModel
-from toolbench.tools.base import ToolOutput
 
 HIDDEN = {"get-roots-list", "trigger-sampling-request", "trigger-elicitation-request", "trigger-url-elicitation"}
 Make = Callable[..., McpManager]

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 from toolbench.mcp import McpManager
-from toolbench.runtime.loop import LoopThread
+from toolbench.core.loop import LoopThread
 
 manager = McpManager(LoopThread(), sys.argv[1])
 info = manager.add("stubborn", command=[sys.executable, sys.argv[2]])

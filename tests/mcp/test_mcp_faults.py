@@ -13,10 +13,10 @@ from mcp_support import child_pids, fault_server, no_new_children, wait_until
 
 from toolbench.core.errors import OutcomeUnknown, ToolError
 from toolbench.core.ids import ToolId
+from toolbench.core.results import ToolOutput
 from toolbench.examples.demo_mcp import build_server
 from toolbench.mcp import McpManager
 from toolbench.mcp._procs import is_alive
-from toolbench.tools.base import ToolOutput
 
 Call = Callable[..., ToolOutput]
 

@@ -16,12 +16,12 @@ from mcp_support import fault_server
 
 from toolbench.core.errors import OutcomeUnknown, ToolbenchError, ToolError
 from toolbench.core.ids import ToolId
+from toolbench.core.loop import LoopThread
+from toolbench.core.results import ToolOutput
 from toolbench.examples.demo_mcp import build_server
 from toolbench.mcp import EMPTY_RESULT, McpManager
 from toolbench.mcp._config import make_spec
 from toolbench.mcp._connection import Connection
-from toolbench.runtime.loop import LoopThread
-from toolbench.tools.base import ToolOutput
 
 Call = Callable[..., ToolOutput]
 

@@ -13,8 +13,8 @@ from mcp_support import fault_server
 
 from toolbench import Profile, Workbench
 from toolbench.core.naming import MAX_CALL_NAME_BYTES
+from toolbench.core.results import ToolOutput
 from toolbench.mcp import McpManager
-from toolbench.tools.base import ToolOutput
 
 Call = Callable[..., ToolOutput]
 POINT = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}

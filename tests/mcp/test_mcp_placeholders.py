@@ -11,9 +11,9 @@ from mcp_support import node_bin
 
 from toolbench.core.errors import ToolbenchError
 from toolbench.core.ids import ToolId
+from toolbench.core.loop import LoopThread
 from toolbench.mcp import McpManager
 from toolbench.mcp._config import make_spec, parse_mcp_json
-from toolbench.runtime.loop import LoopThread
 
 
 def servers(**entries: Any) -> dict[str, Any]:

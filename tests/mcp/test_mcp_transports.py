@@ -14,11 +14,11 @@ from mcp_support import child_pids, no_new_children, wait_until
 
 from toolbench.core.errors import OutcomeUnknown, ToolError
 from toolbench.core.ids import ToolId
+from toolbench.core.loop import LoopThread
+from toolbench.core.results import ToolOutput
 from toolbench.examples.demo_mcp import build_server, stdio_config
 from toolbench.mcp import McpManager
 from toolbench.mcp._procs import is_alive
-from toolbench.runtime.loop import LoopThread
-from toolbench.tools.base import ToolOutput
 
 
 @pytest.fixture(scope="module")

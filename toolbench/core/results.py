@@ -16,6 +16,7 @@ import hashlib
 import json
 import mimetypes
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
@@ -261,3 +262,16 @@ def project(
 
 def audit_json(result: ToolResult) -> str:
     return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A tool's successful answer: the text the model reads, the JSON kept for records, and
+    binary content as `attachments` (`ToolOutput(text, attachments=[Attachment(kind,
+    mime_type, data)])`), which the runtime writes next to the call's records before the call
+    returns; never put binary data in the text."""
+
+    content: str
+    structured: Any = None
+    resource_refs: tuple[str, ...] = ()
+    attachments: Sequence[Attachment] = ()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
-from ..tools.base import ToolOutput
+from ..core.results import ToolOutput
 from ._client_side import ClientSide, Handler, Handlers, RootsProvider
 from ._config import DEFAULT_TIMEOUT, make_spec, parse_mcp_json
 from ._connection import Connection
@@ -28,7 +28,7 @@ from ._info import McpDiagnostic, McpServerInfo, Permission
 from ._transport import TRACE_MESSAGES, TraceMessage
 
 if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
-    from ..runtime.loop import LoopThread
+    from ..core.loop import LoopThread
 
 T = TypeVar("T")
 DEFAULT_MAX_RESPONSE_CHARS = 2_000_000

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.descriptors import Scene, ToolDescriptor, check_unique
 from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
+from ..core.loop import LoopThread
 from ..core.profile import Profile
 from ..core.snapshot import Diagnostic, prepare
 from ..tools.base import ToolContext, time_limit
@@ -31,7 +32,6 @@ from .approval import Handler as ApprovalHandler
 from .demo import seed_demo_workspace
 from .extensions import ExtensionTool, make_extension_tool
 from .invocation import Invocation
-from .loop import LoopThread
 from .store import Store, make_folders
 
 if TYPE_CHECKING:

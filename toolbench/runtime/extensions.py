@@ -33,10 +33,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
-from ..core.results import Attachment
+from ..core.loop import CANCEL_GRACE_SECONDS
+from ..core.results import Attachment, ToolOutput
 from ..core.schema_check import check_arguments
-from ..tools.base import ToolOutput
-from .loop import CANCEL_GRACE_SECONDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,9 @@ from ..core.fileio import write_atomic
 from ..core.gate import GateState, charge
 from ..core.ids import ToolId
 from ..core.profile import Profile
-from ..core.results import AttachmentRef, ToolResult, call_file_stem, error_result, project, trusted_result
+from ..core.results import AttachmentRef, ToolOutput, ToolResult, call_file_stem, error_result, project, trusted_result
 from ..core.snapshot import Binding, Snapshot
-from ..tools.base import StopSignal, ToolOutput
+from ..tools.base import StopSignal
 from ..tools.workspace.publish import CANDIDATE_KEY, OUTPUT_KEY, PublishedOutput, settle_round
 from . import attachments
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry

@@ -16,7 +16,8 @@ from ..core.agents import AWAIT_MODES, CHANNELS, DEFAULT_AWAIT_MS, MAX_AWAIT_MS,
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
-from .base import BuiltinTool, ToolContext, ToolOutput
+from ..core.results import ToolOutput
+from .base import BuiltinTool, ToolContext
 
 
 class AgentsPort(Protocol):

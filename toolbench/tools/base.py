@@ -18,7 +18,7 @@ import functools
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,25 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
-from ..core.results import Attachment
+from ..core.results import ToolOutput
 
 if TYPE_CHECKING:
     import asyncio
 
     from ..core.profile import Profile
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutput:
-    """A tool's successful answer: the text the model reads, the JSON kept for records, and
-    binary content as `attachments` (`ToolOutput(text, attachments=[Attachment(kind,
-    mime_type, data)])`), which the runtime writes next to the call's records before the call
-    returns; never put binary data in the text."""
-
-    content: str
-    structured: Any = None
-    resource_refs: tuple[str, ...] = ()
-    attachments: Sequence[Attachment] = ()
 
 
 class StopSignal:

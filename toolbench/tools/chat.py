@@ -14,7 +14,8 @@ from typing import Any, Final
 from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
-from .base import BuiltinTool, ToolContext, ToolOutput
+from ..core.results import ToolOutput
+from .base import BuiltinTool, ToolContext
 from .chat_history import ROLES, STATE_KEY, ChatHistory, ChatMessage
 from .text_pages import LINE_RANGE_SCHEMA, Request, check_start, line_range, page_json, read_many
 

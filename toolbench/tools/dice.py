@@ -9,7 +9,8 @@ from ..core.arguments import quote
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
-from .base import BuiltinTool, ToolContext, ToolOutput
+from ..core.results import ToolOutput
+from .base import BuiltinTool, ToolContext
 
 MAX_DICE: Final = 100
 MAX_SIDES: Final = 1000

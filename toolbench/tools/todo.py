@@ -11,7 +11,8 @@ from typing import Any, Final
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
-from .base import BuiltinTool, ToolContext, ToolOutput
+from ..core.results import ToolOutput
+from .base import BuiltinTool, ToolContext
 
 STATUSES: Final = ("pending", "in_progress", "completed")
 STATE_KEY: Final = "todos"

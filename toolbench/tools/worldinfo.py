@@ -15,7 +15,8 @@ from typing import Any, Final
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
-from .base import BuiltinTool, ToolContext, ToolOutput
+from ..core.results import ToolOutput
+from .base import BuiltinTool, ToolContext
 from .chat_history import STATE_KEY as CHAT_KEY
 from .chat_history import ChatHistory
 from .text_pages import LINE_RANGE_SCHEMA, Request, check_start, line_range, page_json, read_many

@@ -10,7 +10,8 @@ from typing import Any
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .tasks import LOGS_DEFAULT, LOGS_MAX, MAX_TIMEOUT, TYPES, CronStore, CronTask, check_expression, check_task
 
 _TASK_ID = {"type": "string", "minLength": 1, "description": "The task's id, e.g. `task-0001`."}

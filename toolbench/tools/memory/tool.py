@@ -14,7 +14,8 @@ from typing import Any, Final
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .rules import FILTER_TYPES, MAX_ALIASES, TYPES
 from .store import MemoryStore, local_now
 

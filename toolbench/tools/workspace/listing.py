@@ -14,7 +14,8 @@ from ...core.arguments import quote
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .paths import Workspace
 from .patterns import PatternError, compile_glob
 from .walk import Entry, is_folder, walk

@@ -8,7 +8,8 @@ from typing import Any
 
 from ...core.descriptors import ToolDescriptor
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .edit_match import apply_edit, unified_diff
 from .files import OpenFile, count_lines, decode, note_written, open_file, require_current, version_json
 from .paths import Workspace

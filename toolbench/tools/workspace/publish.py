@@ -29,7 +29,8 @@ from typing import Any, Final, Literal
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .files import decode, open_file
 from .paths import Workspace
 

@@ -28,7 +28,8 @@ from typing import Any, Final
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .files import call_name, count_lines, decode, note_read, open_file, version_json
 from .paths import Workspace
 

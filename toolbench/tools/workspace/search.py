@@ -27,7 +27,8 @@ from ...core.arguments import quote
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput, check_deadline
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext, check_deadline
 from . import beneath
 from .files import split_lines
 from .paths import Resolved, Workspace

@@ -25,8 +25,9 @@ from typing import Any, Final
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
+from ...core.results import ToolOutput
 from ...core.shell_settings import ShellSettings
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .files import drop_stale
 from .paths import SKILLS_ROOT, Workspace
 from .publish import is_text_name, note_shell_outcome

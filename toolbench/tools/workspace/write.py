@@ -10,7 +10,8 @@ from typing import Any
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
-from ..base import BuiltinTool, ToolContext, ToolOutput
+from ...core.results import ToolOutput
+from ..base import BuiltinTool, ToolContext
 from .beneath import DIR_FLAGS, Spot
 from .files import count_lines, decode, forget, knows, note_written, open_file, require_current, version_json
 from .paths import Resolved, Workspace, io_error, split_path
