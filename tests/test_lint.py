@@ -1,7 +1,9 @@
-"""The house checks run with the tests: ruff over the code and tests, mypy over the package."""
+"""The house checks run with the tests: ruff over the code and tests, mypy (strict) over the
+package, and import-linter's layer contracts (pyproject.toml, `[tool.importlinter]`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +20,32 @@ def test_ruff_finds_nothing() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_mypy_finds_nothing_in_the_package() -> None:
-    result = _run("mypy", "toolbench", "--ignore-missing-imports")
+def test_mypy_strict_finds_nothing_in_the_package() -> None:
+    result = _run("mypy")  # strict, over the package: pyproject.toml [tool.mypy]
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_import_contracts_are_kept() -> None:
+    result = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; "
+                             "lint_imports_command()"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 kept, 0 broken" in result.stdout, result.stdout
+
+
+def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
+    """The contracts bite: a core module that imports the runtime breaks the layers contract."""
+    package = tmp_path / "toolbench"
+    for module in ("core", "runtime", "tools", "protocols", "mcp", "widgets"):
+        (package / module).mkdir(parents=True)
+        (package / module / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "cli.py").write_text("")
+    (package / "core" / "bad.py").write_text("from ..runtime import bench\n")
+    (package / "core" / "snapshot.py").write_text("def render():\n    from .. import protocols\n")
+    (package / "runtime" / "bench.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    result = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; "
+                             "lint_imports_command()"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "toolbench.core.bad -> toolbench.runtime" in result.stdout

@@ -1,5 +1,5 @@
-"""The public face: the names of api.md, `__all__`, what `import toolbench` pulls in, the
-direction of imports out of `toolbench.core`, and one list of error codes."""
+"""The public face: the names of api.md, `__all__`, what `import toolbench` pulls in, and one
+list of error codes. (The direction of imports is import-linter's: tests/test_lint.py.)"""
 
 from __future__ import annotations
 
@@ -80,62 +80,6 @@ def test_import_toolbench_pulls_in_no_heavy_dependency():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]"
-
-
-# --- imports of toolbench.core ------------------------------------------------------------
-
-FORBIDDEN = ("toolbench.runtime", "toolbench.tools", "toolbench.mcp", "toolbench.widgets")
-# `Snapshot.render` imports `toolbench.protocols` inside the method, when it is called: the
-# one import from outside `core` allowed, and only there.
-ALLOWED_LAZY = {("snapshot.py", "toolbench.protocols")}
-
-
-def _imports(path: Path) -> list[tuple[str, bool]]:
-    """(absolute module, inside a function) for each import statement of a core module."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: list[tuple[str, bool]] = []
-
-    def visit(node: ast.AST, in_function: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-            if isinstance(child, ast.Import):
-                found.extend((alias.name, in_function) for alias in child.names)
-            elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    base = ["toolbench", "core"][: 3 - child.level]
-                    module = ".".join([*base, child.module] if child.module else base)
-                else:
-                    module = child.module or ""
-                found.append((module, in_function))
-            visit(child, nested)
-
-    visit(tree, False)
-    return found
-
-
-def test_core_imports_nothing_above_it():
-    problems = []
-    core_files = sorted((PACKAGE / "core").glob("*.py"))
-    assert core_files
-    for path in core_files:
-        for module, in_function in _imports(path):
-            if not module.startswith("toolbench") or module.startswith("toolbench.core"):
-                continue
-            if in_function and (path.name, module) in ALLOWED_LAZY:
-                continue
-            problems.append(f"{path.name}: {module}{' (in a function)' if in_function else ''}")
-    assert problems == []
-
-
-def test_core_never_imports_runtime_tools_mcp_or_widgets_even_lazily():
-    for path in sorted((PACKAGE / "core").glob("*.py")):
-        for module, _ in _imports(path):
-            assert not module.startswith(FORBIDDEN), f"{path.name} imports {module}"
-
-
-def test_the_relative_import_resolver_sees_the_lazy_protocols_import():
-    assert ("toolbench.protocols", True) in _imports(PACKAGE / "core" / "snapshot.py")
-    assert ("toolbench.core.errors", False) in _imports(PACKAGE / "core" / "ids.py")
 
 
 # --- one list of codes --------------------------------------------------------------------

@@ -10,18 +10,20 @@ from .core.descriptors import ToolDescriptor
 from .core.errors import CODES, ToolbenchError, ToolError
 from .core.ids import ToolId
 from .core.profile import Profile
-from .core.results import Attachment, ToolOutput, ToolResult
+from .core.results import Attachment, AttachmentRef, ToolOutput, ToolResult
 from .core.snapshot import Binding, Diagnostic, Snapshot
 from .runtime.approval import ApprovalRequest
 from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
 from .runtime.records import CallRecord
+from .runtime.sources import ToolSource
 
 __all__ = [
     "CODES",
     "MISSING",
     "ApprovalRequest",
     "Attachment",
+    "AttachmentRef",
     "Binding",
     "CallRecord",
     "Diagnostic",
@@ -34,6 +36,7 @@ __all__ = [
     "ToolId",
     "ToolOutput",
     "ToolResult",
+    "ToolSource",
     "ToolbenchError",
     "Workbench",
 ]

@@ -40,9 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["lab"]:
         return _lab(argv[1:])
     args = parser.parse_args(argv)
-    from .core.arguments import MISSING
-    from .core.errors import ToolbenchError
-    from .runtime.bench import Workbench
+    from . import MISSING, ToolbenchError, Workbench
 
     try:
         with Workbench(args.workspace, args.profile, seed=getattr(args, "seed", None)) as bench:

@@ -138,10 +138,10 @@ def test_close_after_a_storage_failure_releases_the_writer_and_the_loop(make_ben
 
     monkeypatch.setattr(fileio.os, "link", failing)
     inv.call("dice_roll", {"formula": "1d6"})  # its record files are deferred: they fail later
-    writer = bench._store._thread
+    writer = bench._kernel.store._thread
     assert writer is not None
-    assert bench._loop.loop.is_running()  # started, as any async call starts it
-    loop_thread = bench._loop._thread
+    assert bench._kernel.loop.loop.is_running()  # started, as any async call starts it
+    loop_thread = bench._kernel.loop._thread
     with pytest.raises(ToolbenchError) as info:
         bench.close()
     assert info.value.code == "storage.write_failed"

@@ -30,6 +30,7 @@ from toolbench import (
 from toolbench.core.fileio import write_once
 from toolbench.core.results import call_file_stem
 from toolbench.core.snapshot import prepare
+from toolbench.tools.state import InvocationState
 
 COLUMNS = ["round", "call_id", "call_name", "tool_id", "arguments", "is_error", "error_code", "elapsed_ms",
            "content_chars", "externalized"]
@@ -201,7 +202,8 @@ def test_any_completion_tool_must_come_last(bench):
     bench.enable(tool_id)
     catalog = {d.id: d for d in bench.catalog()}
     catalog[tool_id] = catalog[tool_id].model_copy(update={"completes_round": True})
-    inv = Invocation(bench, prepare(bench.profile, catalog, snapshot_id="inv_done"))
+    inv = Invocation(bench._kernel, prepare(bench.profile, catalog, snapshot_id="inv_done"), bench.profile,
+                     InvocationState())
     try:
         early, roll = inv.turn([("done", {}), ("dice_roll", {"formula": "d6"})])
         assert early.error_code == "agent.tool_after_finish" and not roll.is_error

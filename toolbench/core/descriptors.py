@@ -35,6 +35,9 @@ class ToolDescriptor(Frozen):
     scenes: frozenset[Scene] = frozenset(SCENES)
     completes_round: bool = False  # a completion tool must be the last call of its round
     read_only: bool = False
+    # A delegated child does not get it (commit, delegate, await, handoff: the parent's job).
+    # A rule for preparing snapshots, not a fact a snapshot records: left out of its JSON.
+    parent_only: bool = Field(default=False, exclude=True)
     server: str | None = None  # an MCP tool's server display name: the seed of its call name
     # What an MCP server declared besides the schema, verbatim: records for the user, never
     # rendered for a provider. `annotations` holds the hints (readOnlyHint, destructiveHint,

@@ -99,5 +99,5 @@ def _kind_of(provider: str) -> ToolKind | None:
     for kind in ("mcp", "extension"):
         prefix = f"{kind}/"
         if provider.startswith(prefix) and len(provider) > len(prefix):
-            return kind  # type: ignore[return-value]
+            return kind
     return None

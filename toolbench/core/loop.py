@@ -63,7 +63,8 @@ class LoopThread:
         ended = threading.Event()
         running = _Running(coro, ended.set)
         try:
-            return self.submit(running.main()).result()
+            result: T = self.submit(running.main()).result()
+            return result
         except BaseException:
             if not ended.is_set():  # interrupted while waiting, not a failure of the coroutine
                 running.stop(self.loop)

@@ -218,7 +218,7 @@ def prepare(
             diagnostics.append(Diagnostic(tool_id=str(tool_id), code="tool.scene_excluded",
                                           message=f"not offered in the {scene} scene"))
             continue
-        if return_mode is not None and tool_id.kind == "builtin" and _dropped_in_return_mode(descriptor):
+        if return_mode is not None and (descriptor.completes_round or descriptor.parent_only):
             diagnostics.append(Diagnostic(tool_id=str(tool_id), code="agent.return_mode_excluded",
                                           message="a delegated child returns with task_return instead"))
             continue
@@ -256,11 +256,6 @@ def prepare(
         strict=settings.openai_strict,
         anthropic_strict=settings.anthropic_strict,
     )
-
-
-def _dropped_in_return_mode(descriptor: ToolDescriptor) -> bool:
-    return descriptor.completes_round or descriptor.id.name in {
-        "workspace.commit", "agent.delegate", "agent.await", "agent.handoff", "task.return"}
 
 
 def _unavailable(tool_id: ToolId) -> Diagnostic:

@@ -46,8 +46,8 @@ from ..protocols import Exchange, ResultView, decode_calls, encode_history
 from ..tools.agents import TASK_RETURN
 
 if TYPE_CHECKING:
-    from .bench import Workbench
     from .invocation import Invocation
+    from .kernel import Kernel
 
 Model = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
 DEFAULT_AGENT = "general"
@@ -95,10 +95,10 @@ class _Task:
 
 
 class AgentsService:
-    """Sub-agents of one bench; reach it as `bench.agents`."""
+    """Sub-agents of one bench's kernel; reach it as `bench.agents`."""
 
-    def __init__(self, bench: Workbench) -> None:
-        self._bench = bench
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
         self.model: Model | None = None
         self.max_rounds: int = DEFAULT_MAX_ROUNDS
         self._agents: dict[str, AgentSpec] = {}
@@ -127,7 +127,7 @@ class AgentsService:
             raise ToolbenchError("bench.misuse", "max_rounds must be at least 1")
         checked = None
         if profile is not None:
-            checked = self._bench._check_profile(profile if isinstance(profile, Profile) else Profile.load(profile))
+            checked = self._kernel.check_profile(profile if isinstance(profile, Profile) else Profile.load(profile))
         spec = AgentSpec(agent_id, description, checked, model, max_rounds)
         self._agents[agent_id] = spec
         return spec
@@ -171,7 +171,7 @@ class AgentsService:
         async def settle() -> None:
             if runners:
                 await asyncio.wait(runners, timeout=timeout)
-        self._bench._loop.run(settle())
+        self._kernel.loop.run(settle())
         return [t.view() for t in tasks]
 
     def _task(self, task_id: str) -> _Task:
@@ -208,9 +208,9 @@ class AgentsService:
         brief = dict(entry["task"])
         while True:
             task_id = f"task_{next(self._task_numbers):03d}"
-            if not self._bench._store.invocation_dir(f"{parent_id}.{task_id}").exists():
+            if not self._kernel.store.invocation_dir(f"{parent_id}.{task_id}").exists():
                 break
-        inv = self._bench._new_invocation("chat", f"{parent_id}.{task_id}", profile=spec.profile,
+        inv = self._kernel.new_invocation("chat", f"{parent_id}.{task_id}", profile=spec.profile,
                                           return_mode=TASK_RETURN)
         title = str(brief.get("title") or brief["objective"].strip().splitlines()[0][:80])
         task = _Task(task_id, spec, parent_id, title, brief, inv)
@@ -268,9 +268,9 @@ class AgentsService:
         spec = self._agents[agent_id]
         while True:
             handoff_id = f"handoff_{next(self._handoff_numbers):03d}"
-            if not self._bench._store.invocation_dir(f"{parent_id}.{handoff_id}").exists():
+            if not self._kernel.store.invocation_dir(f"{parent_id}.{handoff_id}").exists():
                 break
-        inv = self._bench._new_invocation("chat", f"{parent_id}.{handoff_id}", profile=spec.profile)
+        inv = self._kernel.new_invocation("chat", f"{parent_id}.{handoff_id}", profile=spec.profile)
         record = {"handoffId": handoff_id, "fromInvocation": parent_id, "agentId": agent_id,
                   "invocationId": inv.id, "handoff": dict(brief), "cancelledTasks": [t.id for t in pending],
                   "brief": _handoff_text(spec, brief)}
@@ -356,7 +356,7 @@ class AgentsService:
         """Cancel every unfinished child (the bench is closing)."""
         active = self._active()
         if active:
-            self._bench._loop.run(self._cancel(active))
+            self._kernel.loop.run(self._cancel(active))
 
 
 async def _ask(model: Model | None, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:

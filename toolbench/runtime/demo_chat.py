@@ -15,7 +15,7 @@ from ..tools.chat_history import parse_chat
 from ..tools.worldinfo_book import parse_worldinfo
 
 if TYPE_CHECKING:
-    from .bench import Workbench
+    from .kernel import Kernel
 
 CHAT_PATH = "data/chat.jsonl"
 LORE_PATH = "data/lore.json"
@@ -89,7 +89,7 @@ LORE_JSON = json.dumps(LORE, ensure_ascii=False, indent=2) + "\n"
 DEMO_CHAT_FILES: dict[str, str] = {CHAT_PATH: CHAT_JSONL, LORE_PATH: LORE_JSON}
 
 
-def load_demo_history(bench: Workbench) -> None:
-    """Load the demo chat and lorebook into a bench (what `Workbench.demo()` does)."""
-    bench._set_chat(parse_chat(CHAT_JSONL, source=f"<demo>/{CHAT_PATH}"))
-    bench._add_worldinfo(parse_worldinfo(LORE, name="lore", source=f"<demo>/{LORE_PATH}"))
+def load_demo_history(kernel: Kernel) -> None:
+    """Load the demo chat and lorebook as a bench's run inputs (what `Workbench.demo()` does)."""
+    kernel.set_chat(parse_chat(CHAT_JSONL, source=f"<demo>/{CHAT_PATH}"))
+    kernel.add_worldinfo(parse_worldinfo(LORE, name="lore", source=f"<demo>/{LORE_PATH}"))

@@ -1,8 +1,9 @@
 """Python callables as extension tools: `extension/<extension-id>:<name>`.
 
 The input schema comes from the signature (a pydantic model built from the parameters)
-unless one is given. Arguments are checked against that schema as JSON Schema reads it, like
-every builtin's, then converted to the parameters' types by the model. A returned JSON value
+unless one is given. The runtime checks arguments against that schema as JSON Schema reads it,
+like every builtin's (`ExtensionSource.checks_arguments`); the model then converts them to the
+parameters' types. A returned JSON value
 becomes the content (a string as-is, anything else as compact JSON) and the structured
 result; a `ToolOutput` is taken as it is (its `attachments` are kept as files of the result),
 and a lone `Attachment` is a result with no text and that attachment; a raised exception
@@ -24,7 +25,7 @@ import json
 import math
 import threading
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,8 @@ from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ..core.loop import CANCEL_GRACE_SECONDS
 from ..core.results import Attachment, ToolOutput
-from ..core.schema_check import check_arguments
+from ..tools.base import ToolContext
+from .sources import PERMISSIONS, ToolSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +47,11 @@ class ExtensionTool:
     model: type[BaseModel] | None  # validates arguments when the schema came from the signature
     timeout: float | None = None  # seconds; set: a sync fn runs on a worker thread with this limit
 
-    def invoke(self, args: dict[str, Any], *, timeout: float = 60.0) -> Any:
+    def invoke(self, args: dict[str, Any], *, timeout: float = 60.0) -> ToolOutput | Awaitable[ToolOutput]:
         """Call the function: a ToolOutput, or an awaitable of one (async functions, and sync
         functions with a per-tool timeout). `timeout` is the profile's limit for async functions."""
-        # The schema the model sees, as JSON Schema reads it ("21" is no integer), then, for a
-        # signature, pydantic's conversion to the parameters' Python types.
-        check_arguments(self.descriptor.input_schema, args)
+        # The runtime has checked `args` against the schema the model sees ("21" is no integer);
+        # for a signature, pydantic converts them to the parameters' Python types.
         kwargs = args
         if self.model is not None:
             try:
@@ -163,6 +164,55 @@ def to_output(value: Any) -> ToolOutput:
     return ToolOutput(content=text, structured=value)
 
 
+class ExtensionSource(ToolSource):
+    """The bench's registered Python callables, and their `ask` permissions."""
+
+    def __init__(self) -> None:
+        self._tools: dict[ToolId, ExtensionTool] = {}
+        self._permissions: dict[ToolId, str] = {}
+
+    def register(self, tool: ExtensionTool) -> ToolId:
+        self._tools[tool.descriptor.id] = tool
+        return tool.descriptor.id
+
+    def unregister(self, tool_id: ToolId) -> None:
+        self._tools.pop(tool_id, None)
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        return [t.descriptor for t in self._tools.values()]
+
+    def has(self, tool_id: ToolId) -> bool:
+        return tool_id in self._tools
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        tool = self._tools.get(tool_id)
+        if tool is None:  # unregistered after the snapshot was made
+            raise ToolError("extension.tool_unavailable",
+                            f"`{tool_id.name}` is no longer registered; use another tool.")
+        return tool.invoke(arguments, timeout=ctx.profile.tools.extension_timeout_seconds)
+
+    def permission(self, tool_id: ToolId) -> str:
+        return self._permissions.get(tool_id, "on")
+
+    def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
+        if permission not in PERMISSIONS:
+            raise ToolbenchError("bench.misuse", f"an extension tool's permission is `on` or `ask`, not "
+                                 f"{permission!r} (to take it away, disable it in the profile)")
+        if tool_id not in self._tools:
+            raise ToolbenchError("extension.tool_unavailable", f"`{tool_id}` is not registered")
+        self._permissions[tool_id] = permission
+        return tool_id
+
+    def check_enables(self, before: Sequence[ToolId], after: Sequence[ToolId]) -> None:
+        """Newly active extension tools must be registered (reference §3.4)."""
+        old = set(before)
+        for tool_id in after:
+            if tool_id not in old and tool_id.kind == "extension" and tool_id not in self._tools:
+                raise ToolbenchError("extension.tool_unavailable",
+                                     f"`{tool_id}` is not registered; register the extension tool before enabling it")
+
+
 def make_extension_tool(
     extension_id: str,
     fn: Callable[..., Any],
@@ -224,7 +274,7 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node
-    cleaned = strip(schema)
+    cleaned: dict[str, Any] = strip(schema)
     cleaned.setdefault("properties", {})
     cleaned["additionalProperties"] = False
     return cleaned

@@ -1,7 +1,7 @@
 """One invocation: a frozen snapshot, its gate counters, and the calls made against it.
 
 Every call takes the same path, whatever its source:
-decode -> gate (charges first) -> argument check -> dispatch -> project -> record.
+decode -> gate (charges first) -> argument check -> approval -> the source runs it -> project -> record.
 Only misuse and storage failures raise; everything a model can send becomes a result.
 """
 
@@ -12,10 +12,13 @@ import concurrent.futures
 import inspect
 import itertools
 import json
+import random
 import threading
 import time
-from collections.abc import Awaitable, Sequence
+import zlib
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.arguments import MISSING, ToolArguments, invalid_arguments_message, quote
@@ -25,10 +28,13 @@ from ..core.gate import GateState, charge
 from ..core.ids import ToolId
 from ..core.profile import Profile
 from ..core.results import AttachmentRef, ToolOutput, ToolResult, call_file_stem, error_result, project, trusted_result
+from ..core.schema_check import check_arguments
 from ..core.snapshot import Binding, Snapshot
-from ..tools.base import StopSignal
-from ..tools.workspace.publish import CANDIDATE_KEY, OUTPUT_KEY, PublishedOutput, settle_round
+from ..tools.base import StopSignal, ToolContext
+from ..tools.state import InvocationState
+from ..tools.workspace.publish import PublishedOutput
 from . import attachments
+from .approval import ApprovalRequest
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry
 from .store import args_path, audit_path, dumps
 
@@ -36,7 +42,7 @@ if TYPE_CHECKING:
     import pandas
 
     from ..protocols.types import AssistantTurn, Exchange
-    from .bench import Workbench
+    from .kernel import Kernel
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
 # What a provider can hand over as a call's arguments; anything else is a Python object.
@@ -59,23 +65,24 @@ class _Step:
 class Invocation:
     """Calls against one frozen snapshot. Make one with `bench.invocation(scene)`."""
 
-    def __init__(self, bench: Workbench, snapshot: Snapshot, *, records: Sequence[CallRecord] = (),
-                 gate: GateState | None = None, blocked: str | None = None, profile: Profile | None = None) -> None:
-        self._bench = bench
+    def __init__(self, kernel: Kernel, snapshot: Snapshot, profile: Profile, state: InvocationState, *,
+                 records: Sequence[CallRecord] = (), gate: GateState | None = None, blocked: str | None = None) -> None:
+        self._kernel = kernel
         self.snapshot = snapshot
-        # Frozen with the snapshot: editing the bench's profile later changes the next invocation only.
-        self.profile = profile or bench.profile
+        # Frozen with the snapshot: a new bench profile changes the next invocation only.
+        self.profile = profile
         self._gate = gate or GateState()
         self._records: list[CallRecord] = list(records)
         self._round = max((r.round for r in records), default=0)
         self._call_ids = {(r.round, r.call_id) for r in records}
         self._seq = itertools.count(len(records) + 1)
         self._lock = threading.RLock()
-        self._dir = bench._store.invocation_dir(snapshot.id)
+        self._dir = kernel.store.invocation_dir(snapshot.id)
         self._log = RunLog(self._dir)
         self.blocked: str | None = blocked
-        self.state: dict[str, Any] = {}  # per-invocation tool state (read states, todos, ...)
+        self.state = state  # per-invocation tool state (read states, todos, the published output, ...)
         self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
+        self._round_hooks = kernel.sources.round_end_hooks([b.tool_id for b in snapshot.bindings])
         self._turns: dict[int, AssistantTurn] = {}  # round -> the provider's assistant turn (respond)
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
@@ -87,16 +94,20 @@ class Invocation:
         return self.snapshot.id
 
     # persistence --------------------------------------------------------------------------
-    def _save_snapshot(self) -> None:
-        write_atomic(self._dir / PROFILE_NAME, self.profile.to_json_text(), durable=False)
-        write_atomic(self._dir / SNAPSHOT_NAME, dumps(self.snapshot.to_json()), durable=False)
+    @classmethod
+    def create(cls, kernel: Kernel, snapshot: Snapshot, profile: Profile, state: InvocationState) -> Invocation:
+        """A new invocation, its profile and snapshot saved beside its run log."""
+        inv = cls(kernel, snapshot, profile, state)
+        write_atomic(inv._dir / PROFILE_NAME, profile.to_json_text(), durable=False)
+        write_atomic(inv._dir / SNAPSHOT_NAME, dumps(snapshot.to_json()), durable=False)
+        return inv
 
     @classmethod
-    def reopen(cls, bench: Workbench, invocation_id: str) -> Invocation:
-        directory = bench._store.invocation_dir(invocation_id)
+    def reopen(cls, kernel: Kernel, invocation_id: str, state: InvocationState) -> Invocation:
+        directory = kernel.store.invocation_dir(invocation_id)
         path = directory / SNAPSHOT_NAME
         if not path.exists():
-            raise ToolbenchError("bench.misuse", f"no invocation `{invocation_id}` in {bench.workspace}")
+            raise ToolbenchError("bench.misuse", f"no invocation `{invocation_id}` in {kernel.workspace}")
         snapshot = Snapshot.from_json(json.loads(path.read_text(encoding="utf-8")))
         entries = read_log(directory)
         calls = [e for e in entries if "record" in e]  # the others hold the published output
@@ -104,15 +115,15 @@ class Invocation:
         gate = GateState.from_json(calls[-1]["gate"]) if calls else GateState()
         blocked = next((e["blocked"] for e in reversed(calls) if e.get("blocked")), None)
         profile_path = directory / PROFILE_NAME
-        profile = Profile.load(profile_path) if profile_path.exists() else None
-        inv = cls(bench, snapshot, records=records, gate=gate, blocked=blocked, profile=profile)
-        inv._round = max(inv._round, bench._store.recover(invocation_id, _record_files(invocation_id, calls)))
+        profile = Profile.load(profile_path) if profile_path.exists() else kernel.profile
+        inv = cls(kernel, snapshot, profile, state, records=records, gate=gate, blocked=blocked)
+        inv._round = max(inv._round, kernel.store.recover(invocation_id, _record_files(invocation_id, calls)))
         inv._turns = read_turns(entries)
         if inv._turns:  # a round whose calls were all lost still used its number
             inv._round = max(inv._round, max(inv._turns))
         output = _published_output(entries)
         if output is not None:
-            inv.state[OUTPUT_KEY] = inv._logged_output = output
+            inv.state.output = inv._logged_output = output
         return inv
 
     # reading ------------------------------------------------------------------------------
@@ -129,12 +140,12 @@ class Invocation:
         end of a round without an explicit commit, the text file a successful shell changed last
         is published); `.mode`, `.round`, `.call_id`, `.reason` say which call and how. Kept in
         the run log, so a reopened invocation has it too."""
-        data = self.state.get(OUTPUT_KEY)
+        data = self.state.output
         return None if data is None else PublishedOutput.from_json(data)
 
     @property
     def todos(self) -> list[dict[str, Any]]:
-        return list(self.state.get("todos", []))
+        return list(self.state.todos)
 
     def budget(self) -> dict[str, Any]:
         """Calls left: in total, and per call name for tools with their own limit."""
@@ -187,7 +198,7 @@ class Invocation:
         from ..protocols.types import Exchange, ResultView
 
         result = r.result
-        views = attachments.views(self._bench._store, result.attachments) if result.attachments else ()
+        views = attachments.views(self._kernel.store, result.attachments) if result.attachments else ()
         return Exchange(call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
                         result=ResultView(content=result.content, is_error=result.is_error, attachments=views),
                         signature=r.signature)
@@ -251,24 +262,24 @@ class Invocation:
         result (the shell: `workspace.shell_cancelled`; what it wrote stays written). Tools
         that do not watch (extension and MCP tools, most builtins) run to the end. The
         invocation stays open: calls started after this are not affected."""
-        if self._closed or self._bench.closed:
+        if self._closed or self._kernel.closed:
             return  # nothing runs any more (and the bench loop must not start again)
         with self._lock:
             event, self._cancel = self._cancel, asyncio.Event()
             stop, self._stop = self._stop, StopSignal()
         stop.set()
-        loop = self._bench._loop
+        loop = self._kernel.loop
         if loop.in_loop():
             event.set()
         else:  # the event belongs to the bench loop, where async builtins await it
             loop.loop.call_soon_threadsafe(event.set)
 
     def _end_round(self, round_no: int) -> None:
-        """Auto-publish (publish.settle_round) and log the published output if it changed."""
-        state = self.state
-        if CANDIDATE_KEY in state:
-            settle_round(state, round_no, publish=self.snapshot.scene == "chat")
-        output = state.get(OUTPUT_KEY)
+        """Run the offered tools' round-end hooks (the shell's auto-publish), and log the
+        published output if it changed."""
+        for hook in self._round_hooks:
+            hook(self.state, round_no, self.snapshot.scene)
+        output = self.state.output
         if output is not self._logged_output and output is not None:
             with self._lock:
                 self._log.append(_output_entry(self._logged_output, output))
@@ -284,9 +295,9 @@ class Invocation:
         return name, arguments, call_id
 
     def _check_open(self) -> None:
-        if self._closed or self._bench.closed:
+        if self._closed or self._kernel.closed:
             raise ToolbenchError("bench.closed", "this invocation's workbench is closed; open a new Workbench"
-                                 if self._bench.closed else "this invocation is closed; start a new one")
+                                 if self._kernel.closed else "this invocation is closed; start a new one")
 
     def _next_round(self) -> int:
         self._check_open()  # every way of calling takes a round first: nothing runs on a closed bench
@@ -318,7 +329,7 @@ class Invocation:
                                     audit=False)
             self._call_ids.add((round_no, call_id))
             stem = call_file_stem(self.id, round_no, call_id)
-            self._bench._store.write_later(args_path(stem), args.to_json())
+            self._kernel.store.write_later(args_path(stem), args.to_json())
             if self.blocked is not None:
                 return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.tool_not_started",
                                     f"Not started: this invocation is blocked. {self.blocked}")
@@ -345,11 +356,11 @@ class Invocation:
     def _run(self, step: _Step | ToolResult) -> ToolResult:
         if isinstance(step, ToolResult):
             return step
+        loop = self._kernel.loop
         try:
-            output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round,
-                                           step.call_id, blocking=not self._bench._loop.in_loop())
+            output = self._dispatch(step, blocking=not loop.in_loop())
             if inspect.isawaitable(output):
-                output = self._bench._loop.run(_awaited(output))
+                output = loop.run(_awaited(output))
         except concurrent.futures.CancelledError:  # the bench loop cancelled it (the bench closed)
             return self._fail(step, asyncio.CancelledError())
         except Exception as exc:
@@ -365,9 +376,9 @@ class Invocation:
         if isinstance(step, ToolResult):
             return step
         try:
-            output = self._bench._dispatch(self, step.binding.tool_id, step.arguments.value, step.round, step.call_id)
+            output = self._dispatch(step, blocking=False)
             if inspect.isawaitable(output):
-                output = await self._bench._loop.run_async(_awaited(output))
+                output = await self._kernel.loop.run_async(_awaited(output))
         except (Exception, asyncio.CancelledError) as exc:
             result = self._fail(step, exc)
             task = asyncio.current_task()
@@ -375,6 +386,45 @@ class Invocation:
                 raise  # the caller was cancelled: the call keeps its paired result, the caller stops
             return result
         return self._succeed(step, output)
+
+    def _dispatch(self, step: _Step, *, blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        """Hand a call that passed the gate to its source: its output, or an awaitable of it.
+        `blocking` (a sync caller off the loop) lets a builtin use its blocking twin."""
+        tool_id = step.binding.tool_id
+        source = self._kernel.sources.owner(tool_id)
+        args = step.arguments.value
+        ask = source.permission(tool_id) == "ask"
+        if source.checks_arguments or ask:  # nobody is asked to approve a call that would be refused anyway
+            check_arguments(step.binding.descriptor.input_schema, args)
+        ctx = ToolContext(workspace=self._kernel.workspace, profile=self.profile, rng=self._rng(),
+                          invocation_id=self.id, round=step.round, call_id=step.call_id,
+                          call_names=self._call_names, state=self.state, agents=self._kernel.agents,
+                          cancel=self._cancel, stop=self._stop)
+        if not ask:
+            return source.call(tool_id, args, ctx, blocking=blocking)
+        request = ApprovalRequest(self.id, step.round, step.call_id, step.call_name, tool_id, args)
+        return self._approved(request, partial(source.call, tool_id, args, ctx, blocking=False))
+
+    async def _approved(self, request: ApprovalRequest,
+                        start: Callable[[], ToolOutput | Awaitable[ToolOutput]]) -> ToolOutput:
+        """Run `start` once the approval handler has said yes; the decision is logged first."""
+        try:
+            decision = await self._kernel.approvals.decide(request)
+        except ToolError as exc:
+            self._note_approval(request, exc.code)
+            raise
+        self._note_approval(request, decision)
+        # Off the loop: a sync tool must not stall the bench loop (nor call the bench's sync face from it).
+        output = await asyncio.to_thread(start)
+        return await output if inspect.isawaitable(output) else output
+
+    def _rng(self) -> random.Random:
+        """The invocation's random source: from the bench's seed and the invocation id, if seeded."""
+        rng = self.state.rng
+        if rng is None:
+            seed = self._kernel.seed
+            rng = self.state.rng = random.Random(None if seed is None else zlib.crc32(f"{seed}:{self.id}".encode()))
+        return rng
 
     # outcomes -----------------------------------------------------------------------------
     def _succeed(self, step: _Step, output: Any) -> ToolResult:
@@ -388,7 +438,7 @@ class Invocation:
                 return self._fail(step, ToolbenchError("tool.result_identity_mismatch", problem))
             # Written before the call returns: the result names the files, and the model may be told.
             if not self._closed:
-                saved = attachments.save(self._bench._store, step.stem, output.attachments)
+                saved = attachments.save(self._kernel.store, step.stem, output.attachments)
         result = trusted_result(step.call_id, str(step.binding.tool_id), output.content, output.structured,
                                 tuple(output.resource_refs), saved)
         return self._finish(step, result)
@@ -422,7 +472,7 @@ class Invocation:
                 round_no=step.round, read_call_name=self._call_names.get("builtin:workspace.read_file"),
                 search_call_name=self._call_names.get("builtin:workspace.search_files"))
             if projected is not None:
-                store = self._bench._store
+                store = self._kernel.store
                 # The audit file first: a readable file without its audit file is then always a
                 # write cut short (a crash between the two), which a reopen sweeps.
                 store.write_json_now(projected.audit_path, projected.raw)
@@ -445,7 +495,7 @@ class Invocation:
                 self._records.append(record)
             return result
         if audit and not externalized:  # an externalised result's audit file is written already
-            self._bench._store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
+            self._kernel.store.write_later(audit_path(stem or call_file_stem(self.id, round_no, call_id)), result)
         # The log line is the record of the answer: written before the call returns, so a
         # crash right after loses nothing that was answered (record files are rebuilt from it).
         with self._lock:  # the gate's counters as of this line: the last line holds the highest
@@ -453,7 +503,7 @@ class Invocation:
             self._records.append(record)
         return result
 
-    def _note_approval(self, request: Any, decision: str) -> None:
+    def _note_approval(self, request: ApprovalRequest, decision: str) -> None:
         """The approval decision of a call, in the run log before the tool runs (or does not)."""
         if self._closed:
             return

@@ -49,6 +49,7 @@ _AGENT_ID = {"type": "string", "minLength": 1, "description": "The agent to run,
 
 DELEGATE = ToolDescriptor(
     id=ToolId.builtin("agent.delegate"),
+    parent_only=True,
     description=(
         "Start a sub-agent on a task; it runs in the background with its own tools and budget and returns "
         "a summary. Give `agentId` and `task`, or `tasks` (a list of {agentId, task}) to start several at "
@@ -71,6 +72,7 @@ DELEGATE = ToolDescriptor(
 
 AWAIT = ToolDescriptor(
     id=ToolId.builtin("agent.await"),
+    parent_only=True,
     description=(
         "Wait for delegated tasks. `mode` nextCompleted (default) returns the next task to finish, "
         "allCompleted waits for all of them, statusOnly answers at once with every status. `taskIds` "
@@ -92,6 +94,7 @@ AWAIT = ToolDescriptor(
 
 HANDOFF = ToolDescriptor(
     id=ToolId.builtin("agent.handoff"),
+    parent_only=True,
     description=(
         "Hand the rest of this job to another agent and end your own turn: it starts fresh with the "
         "brief you give (it sees nothing else). This must be the last call of its round. Unfinished "

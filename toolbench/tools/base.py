@@ -18,15 +18,16 @@ import functools
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.descriptors import ToolDescriptor
+from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolError
 from ..core.results import ToolOutput
+from .state import InvocationState
 
 if TYPE_CHECKING:
     import asyncio
@@ -86,8 +87,8 @@ class ToolContext:
     invocation_id: str
     round: int
     call_id: str
-    call_names: MutableMapping[str, str] = field(default_factory=dict)  # ToolId text -> call name
-    state: MutableMapping[str, Any] = field(default_factory=dict)
+    call_names: Mapping[str, str] = field(default_factory=dict)  # ToolId text -> call name
+    state: InvocationState = field(default_factory=InvocationState)
     agents: Any = None  # the bench's sub-agent service (`toolbench.tools.agents.AgentsPort`)
     # Set by `inv.cancel()`: an event of the bench loop (where async handlers run). A handler
     # that can stop early watches it and ends with its own cancelled error; others run to the end.
@@ -135,6 +136,8 @@ def check_deadline() -> None:
 
 Handler = Callable[[ToolContext, dict[str, Any]], "ToolOutput | Awaitable[ToolOutput]"]
 BlockingHandler = Callable[[ToolContext, dict[str, Any]], ToolOutput]
+# Runs when a round of an invocation that offers the tool ends: (state, round, scene).
+RoundEnd = Callable[[InvocationState, int, "Scene"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,3 +145,4 @@ class BuiltinTool:
     descriptor: ToolDescriptor
     handler: Handler
     blocking: BlockingHandler | None = None  # the sync calls' twin of an async handler (module doc)
+    end_round: RoundEnd | None = None  # what the tool settles when a round ends (the shell's auto-publish)

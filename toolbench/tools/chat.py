@@ -1,7 +1,7 @@
 """`chat.search` and `chat.read_messages`: the run's chat history, read by the model.
 
 The history is the one the bench had loaded (`bench.load_chat`) when the invocation was
-created; it reaches the handlers through `ctx.state` (see `chat_history.STATE_KEY`).
+created; it reaches the handlers through `ctx.state` (`ctx.state.chat`).
 Message indexes are 0-based; lines inside a message are 1-based. Each call returns at most
 `profile.chat.max_chars_per_call` characters of message text and says where to continue.
 """
@@ -16,7 +16,7 @@ from ..core.errors import ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
 from .base import BuiltinTool, ToolContext
-from .chat_history import ROLES, STATE_KEY, ChatHistory, ChatMessage
+from .chat_history import ROLES, ChatHistory, ChatMessage
 from .text_pages import LINE_RANGE_SCHEMA, Request, check_start, line_range, page_json, read_many
 
 SEARCH_DEFAULT_LIMIT: Final = 20
@@ -89,7 +89,7 @@ READ = ToolDescriptor(
 
 def history(ctx: ToolContext) -> ChatHistory:
     """The invocation's chat, or `chat.not_loaded`."""
-    chat = ctx.state.get(STATE_KEY)
+    chat = ctx.state.chat
     if chat is None:
         raise ToolError("chat.not_loaded", "No chat history is available to this run; the chat tools cannot "
                         "read anything. Continue without them.")

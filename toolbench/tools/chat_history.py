@@ -25,7 +25,6 @@ from typing import Any, Final, Literal
 from ..core.errors import ToolbenchError
 
 ROLES: Final = ("user", "assistant", "system", "tool")
-STATE_KEY: Final = "chat.history"  # the invocation's ChatHistory in `ctx.state`
 _HEADER_KEYS: Final = frozenset({"user_name", "character_name", "create_date", "chat_metadata"})
 
 Role = Literal["user", "assistant", "system", "tool"]

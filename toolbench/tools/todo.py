@@ -15,7 +15,6 @@ from ..core.results import ToolOutput
 from .base import BuiltinTool, ToolContext
 
 STATUSES: Final = ("pending", "in_progress", "completed")
-STATE_KEY: Final = "todos"
 
 DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("todo.write"),
@@ -72,7 +71,7 @@ def render(todos: list[dict[str, str]]) -> str:
 
 def write(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     todos = validate(args["todos"])
-    ctx.state[STATE_KEY] = todos
+    ctx.state.todos = todos
     return ToolOutput(content=render(todos), structured={"kind": "todo_write", "todos": todos})
 
 

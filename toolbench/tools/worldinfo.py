@@ -17,10 +17,9 @@ from ..core.errors import ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
 from .base import BuiltinTool, ToolContext
-from .chat_history import STATE_KEY as CHAT_KEY
 from .chat_history import ChatHistory
 from .text_pages import LINE_RANGE_SCHEMA, Request, check_start, line_range, page_json, read_many
-from .worldinfo_book import STATE_KEY, Activation, WorldInfoBook, activate
+from .worldinfo_book import Activation, WorldInfoBook, activate
 
 MAX_ENTRIES_PER_READ: Final = 20
 REFS_IN_ERRORS: Final = 20
@@ -58,11 +57,11 @@ DESCRIPTOR = ToolDescriptor(
 
 
 def read_activated(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    books: Sequence[WorldInfoBook] = ctx.state.get(STATE_KEY) or ()
+    books: Sequence[WorldInfoBook] = ctx.state.worldinfo
     if not books:
         raise ToolError("worldinfo.not_loaded", "No world info is loaded for this chat; there are no entries to "
                         "read. Continue without them.")
-    chat: ChatHistory | None = ctx.state.get(CHAT_KEY)
+    chat: ChatHistory | None = ctx.state.chat
     messages = chat.messages if chat is not None else ()
     active = activate(books, messages, ctx.profile.worldinfo)
     if "entries" not in args:

@@ -32,13 +32,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from ..core.chat_settings import WorldInfoSettings
 from ..core.errors import ToolbenchError
 from .chat_history import ChatMessage
 
-STATE_KEY: Final = "worldinfo.books"  # the invocation's tuple of WorldInfoBook in `ctx.state`
 AND_ANY, NOT_ALL, NOT_ANY, AND_ALL = 0, 1, 2, 3
 _REGEX_KEY = re.compile(r"^/([\w\W]+?)/([gimsuy]*)$")
 _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE}

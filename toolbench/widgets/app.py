@@ -56,7 +56,7 @@ class WorkbenchApp(w.VBox):
         self.add_class("tb-app")
         self.console.call_name.observe(lambda change: self.tools.mark(change["new"]), names="value")
         for event in ("invocation", "profile", "closed"):
-            state.observe(event, self._show_header)  # type: ignore[arg-type]
+            state.observe(event, self._show_header)
         self.tools.mark(self.console.call_name.value)
         self._show_header()
 

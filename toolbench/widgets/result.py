@@ -9,8 +9,7 @@ from pathlib import Path, PurePosixPath
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from .. import CallRecord, Invocation, ToolbenchError, ToolResult, Workbench
-from ..core.results import AttachmentRef
+from .. import AttachmentRef, CallRecord, Invocation, ToolbenchError, ToolResult, Workbench
 from ..protocols import abridge
 from . import _file_view as fv
 from ._base import Panel, bar, pre, pretty, scroll

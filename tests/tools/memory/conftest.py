@@ -21,9 +21,14 @@ def mem_profile():
 
 
 @pytest.fixture
-def inv(make_bench, mem_profile):
-    inv = make_bench(profile=mem_profile()).invocation()
-    inv.state["memory.clock"] = lambda: NOW
+def bench(make_bench, mem_profile):
+    return make_bench(profile=mem_profile())
+
+
+@pytest.fixture
+def inv(bench):
+    inv = bench.invocation()
+    inv.state.memory_clock = lambda: NOW
     return inv
 
 

@@ -14,11 +14,11 @@ def files(bench):
     return bench.workspace / ".toolbench" / "memory"
 
 
-def test_write_then_read_list_and_the_file_format(inv, mem):
+def test_write_then_read_list_and_the_file_format(bench, inv, mem):
     r = mem("write", **note(body="The user prefers tabs.", description="Prefers tabs"))
     assert not r.is_error and r.content.startswith("Created memory `prefers-tabs`")
     assert r.structured["indexUpdated"] is True
-    path = files(inv._bench) / "global" / "user" / "prefers-tabs.md"
+    path = files(bench) / "global" / "user" / "prefers-tabs.md"
     text = path.read_text()
     assert text.startswith("---\nname: prefers-tabs\ndescription: Prefers tabs\ntype: user\nscope: global\n")
     assert "createdAt: '2026-03-10T12:00:00+02:00'" in text and text.endswith("---\n\nThe user prefers tabs.\n")
@@ -28,20 +28,20 @@ def test_write_then_read_list_and_the_file_format(inv, mem):
     listing = mem("list")
     assert listing.content == ("1 memory (quota 1/1000; global 1/500, project 0/500)\n"
                                "[prefers-tabs] scope=global type=user — Prefers tabs")
-    assert "- [prefers-tabs] type=user — Prefers tabs" in (files(inv._bench) / "global" / "MEMORY.md").read_text()
+    assert "- [prefers-tabs] type=user — Prefers tabs" in (files(bench) / "global" / "MEMORY.md").read_text()
 
 
-def test_memory_md_lists_each_scope_newest_first_and_follows_every_change(inv, mem):
+def test_memory_md_lists_each_scope_newest_first_and_follows_every_change(bench, inv, mem):
     from datetime import timedelta
 
     clock = iter(NOW + timedelta(minutes=n) for n in range(100))
-    inv.state["memory.clock"] = lambda: next(clock)
+    inv.state.memory_clock = lambda: next(clock)
     mem("write", **note("alpha", description="First"))
     mem("write", **note("beta", type="reference", description="Second", body="Run sudo before deploys."))
     mem("write", **note("gamma", scope="project", type="project", description="Third"))
     mem("update", slug="daily-2026-03-10", mode="append", body="a journal line")
     mem("write", **note("delta", type="feedback", description="Fourth"))
-    base = files(inv._bench)
+    base = files(bench)
     assert (base / "global" / "MEMORY.md").read_text() == (
         "# Memory\n\n- [delta] type=feedback — Fourth\n- [beta] type=reference (unreviewed) — Second\n"
         "- [alpha] type=user — First\n")
@@ -52,11 +52,11 @@ def test_memory_md_lists_each_scope_newest_first_and_follows_every_change(inv, m
         "# Memory\n\n- [alpha] type=user — First\n- [beta] type=reference (unreviewed) — Second\n")
 
 
-def test_layout_puts_each_type_in_its_folder(inv, mem):
+def test_layout_puts_each_type_in_its_folder(bench, inv, mem):
     mem("write", **note("proj-note", scope="project", type="project"))
     mem("write", **note("ref-note", scope="global", type="reference"))
     mem("write", **note("fb-note", scope="global", type="feedback"))
-    base = files(inv._bench)
+    base = files(bench)
     assert (base / "project" / "proj-note.md").is_file()
     assert (base / "global" / "ref-note.md").is_file()
     assert (base / "global" / "user" / "fb-note.md").is_file()
@@ -96,7 +96,7 @@ def test_write_twice_says_update(mem):
 
 def test_the_quota_counts_non_daily_entries_per_scope(make_bench, mem_profile):
     inv = make_bench(profile=mem_profile(quota_per_scope=2)).invocation()
-    inv.state["memory.clock"] = lambda: NOW
+    inv.state.memory_clock = lambda: NOW
     call = lambda action, **f: inv.call("memory_manage", {"action": action, **f})  # noqa: E731
     assert not call("write", **note("one-note")).is_error
     assert not call("write", **note("two-note")).is_error
@@ -115,10 +115,10 @@ def test_soft_risk_is_stored_unreviewed_and_accept_clears_it(mem):
     assert "(unreviewed)" not in mem("list").content
 
 
-def test_evidence_reports_the_applied_confidence(inv, mem):
+def test_evidence_reports_the_applied_confidence(bench, inv, mem):
     r = mem("write", **note(confidence="high", source_quote="tabs", aliases="tabs, indent"))
     assert (r.structured["appliedConfidence"], r.structured["autoDowngraded"]) == ("medium", True)
-    text = (files(inv._bench) / "global" / "user" / "prefers-tabs.md").read_text()
+    text = (files(bench) / "global" / "user" / "prefers-tabs.md").read_text()
     assert "evidence:\n  confidence: medium\n  source_quote: tabs\n  aliases:\n  - tabs\n  - indent" in text
     assert "confidence=medium" in mem("list").content
 
@@ -147,32 +147,32 @@ def test_update_resolution_ambiguous_and_not_found(mem):
     assert mem("read", slug="shared-slug").structured["scope"] == "project"
 
 
-def test_update_type_moves_the_file(inv, mem):
+def test_update_type_moves_the_file(bench, inv, mem):
     mem("write", **note(type="user"))
     mem("update", slug="prefers-tabs", type="reference")
-    base = files(inv._bench) / "global"
+    base = files(bench) / "global"
     assert (base / "prefers-tabs.md").is_file() and not (base / "user" / "prefers-tabs.md").exists()
 
 
-def test_delete_moves_the_file_to_the_trash(inv, mem):
+def test_delete_moves_the_file_to_the_trash(bench, inv, mem):
     mem("write", **note())
     r = mem("delete", slug="prefers-tabs", scope="global")
     assert not r.is_error and r.content.startswith("Deleted memory")
-    base = files(inv._bench) / "global"
+    base = files(bench) / "global"
     assert not (base / "user" / "prefers-tabs.md").exists()
     assert [p.name.split(".")[0] for p in (base / ".trash").iterdir()] == ["prefers-tabs"]
     assert mem("read", slug="prefers-tabs").error_code == "memory.slug_not_found"
     assert mem("search", query="body").structured["matches"] == []
 
 
-def test_daily_journal_appends(inv, mem):
+def test_daily_journal_appends(bench, inv, mem):
     slug = "daily-2026-03-10"
     assert mem("update", slug=slug, body="- met Bob").error_code == "memory.mode_invalid"
     r = mem("update", slug=slug, mode="append", body="  - met Bob  ")
     assert not r.is_error and r.structured["appendCount"] == 1
     r = mem("update", slug=slug, mode="append", body="- lunch with Ann", confidence="high")
     assert r.structured["appendCount"] == 2 and "Evidence fields were ignored" in r.content
-    path = files(inv._bench) / "global" / "daily" / "2026-03-10.md"
+    path = files(bench) / "global" / "daily" / "2026-03-10.md"
     text = path.read_text()
     assert "appendCount: 2" in text and text.endswith("\n\n- met Bob\n\n- lunch with Ann\n")
     assert "date: '2026-03-10'" in text
@@ -196,7 +196,7 @@ def test_old_dailies_are_archived_and_read_only(make_bench, mem_profile):
     old = bench.workspace / ".toolbench/memory/global/daily/2025-11-01.md"
     write_atomic(old, "---\nname: daily-2025-11-01\ntype: daily\n---\n\n- old\n")
     inv = bench.invocation()
-    inv.state["memory.clock"] = lambda: NOW
+    inv.state.memory_clock = lambda: NOW
     r = inv.call("memory_manage", {"action": "update", "slug": "daily-2025-11-01", "mode": "append", "body": "x"})
     assert r.error_code == "memory.read_only"
     assert (bench.workspace / ".toolbench/memory/global/daily/.archive/2025/2025-11-01.md").is_file()
@@ -219,14 +219,13 @@ def test_read_only_modes(make_bench, mem_profile, inv, mem):
     assert q.error_code == "tool.invalid_arguments"
     mem("write", **note())
     assert not inv.call("memory_query", {"action": "search", "query": "body"}).is_error
-    inv.state["memory.read_only"] = True
+    inv.state.memory_read_only = True
     assert mem("delete", slug="prefers-tabs", scope="global").error_code == "memory.read_only"
     assert not mem("list").is_error
     assert inv.snapshot.bindings[1].descriptor.read_only is True
 
 
-def test_files_are_the_truth_the_index_follows_them(make_bench, mem_profile, inv, mem):
-    bench = inv._bench
+def test_files_are_the_truth_the_index_follows_them(bench, make_bench, mem_profile, inv, mem):
     mem("write", **note(body="Original text."))
     path = files(bench) / "global" / "user" / "prefers-tabs.md"
     path.write_text(path.read_text().replace("Original text.", "Edited by hand with zucchini."))
@@ -243,9 +242,9 @@ def test_files_are_the_truth_the_index_follows_them(make_bench, mem_profile, inv
     assert inv3.call("memory_manage", {"action": "list"}).structured["count"] == 2
 
 
-def test_an_interrupted_write_leaves_the_old_file_whole(inv, mem, monkeypatch):
+def test_an_interrupted_write_leaves_the_old_file_whole(bench, inv, mem, monkeypatch):
     mem("write", **note(body="Old body."))
-    path = files(inv._bench) / "global" / "user" / "prefers-tabs.md"
+    path = files(bench) / "global" / "user" / "prefers-tabs.md"
     before = path.read_text()
 
     def crash(src, dst):

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import hashlib
 
-from toolbench.tools.workspace.publish import OUTPUT_KEY
-
 
 def test_commit_publishes_and_append_accumulates(call) -> None:
     call.ok("write_file", {"path": "output/main.md", "content": "part one\n"})
@@ -11,7 +9,7 @@ def test_commit_publishes_and_append_accumulates(call) -> None:
     assert r.structured["path"] == "output/main.md"
     call.ok("write_file", {"path": "output/extra.md", "content": "part two\n"})
     call.ok("commit", {"path": "output/extra.md", "mode": "append"})
-    assert call.inv.state[OUTPUT_KEY]["text"] == "part one\npart two\n"
+    assert call.inv.state.output["text"] == "part one\npart two\n"
 
 
 def test_commit_missing_file(call) -> None:

@@ -1,10 +1,9 @@
-"""Cron tasks: the `cron.*` tools over a task store in the workspace, and the scheduler behind
-`bench.cron` that runs what is due when the user advances time (`run_due(now)`)."""
+"""Cron tasks: the `cron.*` tools over a task store in the workspace. The scheduler behind
+`bench.cron` (`run_due(now)`) is the runtime's (`runtime/cron.py`)."""
 
 from __future__ import annotations
 
-from .scheduler import CronRun, CronScheduler
 from .tasks import CronStore, CronTask
 from .tool import TOOLS
 
-__all__ = ["TOOLS", "CronRun", "CronScheduler", "CronStore", "CronTask"]
+__all__ = ["TOOLS", "CronStore", "CronTask"]

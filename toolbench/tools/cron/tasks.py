@@ -64,7 +64,7 @@ def check_expression(expr: str) -> str:
 
 def next_fire(expr: str, after: datetime) -> datetime:
     """The first fire time strictly after `after`."""
-    from croniter import croniter  # type: ignore[import-untyped]
+    from croniter import croniter
 
     result: datetime = croniter(expr, after, second_at_beginning=True).get_next(datetime)
     return result

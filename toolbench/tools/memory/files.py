@@ -41,7 +41,7 @@ def _front_matter() -> tuple[Any, Any]:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-    class FastYaml(YAMLHandler):  # type: ignore[misc]
+    class FastYaml(YAMLHandler):
         def load(self, fm: str, **kwargs: object) -> Any:
             kwargs.setdefault("Loader", loader)
             return super().load(fm, **kwargs)
@@ -50,7 +50,7 @@ def _front_matter() -> tuple[Any, Any]:
             kwargs.setdefault("Dumper", dumper)
             kwargs.setdefault("sort_keys", False)
             kwargs.setdefault("width", 10_000)
-            return super().export(metadata, **kwargs)  # type: ignore[no-any-return]
+            return super().export(metadata, **kwargs)
 
     return frontmatter, FastYaml()
 
@@ -210,7 +210,8 @@ def render_entry(entry: Entry) -> str:
             meta["evidence"] = dict(entry.evidence)
     meta["links"] = list(entry.links)
     frontmatter, handler = _front_matter()
-    return frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=handler, **meta), handler=handler) + "\n"
+    text: str = frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=handler, **meta), handler=handler)
+    return text + "\n"
 
 
 def render_index(rows: list[tuple[str, str, int, str]]) -> str:

@@ -263,8 +263,8 @@ class MemoryIndex:
         """Non-daily entries in a scope (the quota's `used`)."""
         clause, params = self._scope_clause(scope)
         with self.lock:
-            return self.db.execute(f"SELECT count(*) FROM memory_meta m WHERE {clause} AND m.type != 'daily'",
-                                   params).fetchone()[0]
+            return int(self.db.execute(f"SELECT count(*) FROM memory_meta m WHERE {clause} AND m.type != 'daily'",
+                                       params).fetchone()[0])
 
     def fts(self, table: str, term: str, scope: str, types: Iterable[str]) -> list[sqlite3.Row]:
         """Up to 32 phrase matches of `term` in one FTS table, best bm25 first."""

@@ -310,7 +310,8 @@ class MemoryStore:
         rows = self.index.headlines(scope, TYPES)
         write_atomic(self.layout.scope_dir(scope) / INDEX_FILE, render_index(rows), durable=False)
 
-    def _mutation(self, status: str, entry: Entry, *, evidence: Any, risk: str, mode: str | None = None) -> dict:
+    def _mutation(self, status: str, entry: Entry, *, evidence: Any, risk: str,
+                  mode: str | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"status": status, **_summary(entry), "indexUpdated": True, "riskFlag": risk}
         if mode:
             out["mode"] = mode

@@ -21,7 +21,6 @@ from .store import MemoryStore, local_now
 
 READ_ACTIONS: Final = ("list", "read", "search")
 WRITE_ACTIONS: Final = ("write", "update", "delete", "accept")
-STATE_KEY: Final = "memory.store"
 
 _SLUG_LIST = {"type": "array", "items": {"type": "string"}, "maxItems": MAX_ALIASES}
 _READ_PROPERTIES: dict[str, Any] = {
@@ -81,18 +80,18 @@ QUERY = ToolDescriptor(
 def open_store(ctx: ToolContext) -> MemoryStore:
     """The invocation's store, opened on first use (which reconciles the index with the files)."""
     key = (str(ctx.workspace), ctx.profile.memory)
-    cached = ctx.state.get(STATE_KEY)
+    cached = ctx.state.memory_store
     if cached is not None and cached[0] == key:
         return cached[1]
-    store = MemoryStore(ctx.workspace, ctx.profile.memory, clock=ctx.state.get("memory.clock") or local_now,
+    store = MemoryStore(ctx.workspace, ctx.profile.memory, clock=ctx.state.memory_clock or local_now,
                         conversation=ctx.invocation_id)
-    ctx.state[STATE_KEY] = (key, store)
+    ctx.state.memory_store = (key, store)
     return store
 
 
 def run(ctx: ToolContext, args: dict[str, Any], *, read_only: bool) -> ToolOutput:
     action = args["action"]
-    if action in WRITE_ACTIONS and (read_only or ctx.state.get("memory.read_only")):
+    if action in WRITE_ACTIONS and (read_only or ctx.state.memory_read_only):
         raise ToolError("memory.read_only", f"Memory is read-only here: `{action}` is not available; use list, "
                         "read or search.")
     store = open_store(ctx)

@@ -33,7 +33,6 @@ from ..base import ToolContext, check_deadline
 from . import beneath
 from .paths import Located, Resolved, Workspace, io_error, is_folder, not_regular
 
-_STATE_KEY: Final = "workspace.reads"
 _OPEN_TRIES: Final = 8
 
 
@@ -224,10 +223,7 @@ def split_lines(text: str) -> list[str]:
 
 # read state ------------------------------------------------------------------------------
 def _reads(ctx: ToolContext) -> dict[str, ReadState]:
-    reads = ctx.state.get(_STATE_KEY)
-    if reads is None:
-        reads = ctx.state[_STATE_KEY] = {}
-    return reads
+    return ctx.state.reads
 
 
 def note_read(ctx: ToolContext, res: Resolved, version: Version, start: int, end: int, total: int, *,

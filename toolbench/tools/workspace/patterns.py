@@ -51,7 +51,7 @@ class PatternSet:
         for found, includes in zip(reversed(self.sets), reversed(self.includes), strict=True):
             hit = found.Match(raw)
             if hit:
-                return includes[max(hit)]
+                return bool(includes[max(hit)])
         return False
 
 
@@ -66,7 +66,8 @@ def _regex(pattern: str) -> tuple[str | None, bool | None]:
     from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
 
     try:
-        return GitIgnoreBasicPattern.pattern_to_regex(pattern)
+        regex, include = GitIgnoreBasicPattern.pattern_to_regex(pattern)
+        return regex, include
     except ValueError as exc:  # GitIgnorePatternError
         raise PatternError(str(exc) or "it is not a valid pattern") from exc
 

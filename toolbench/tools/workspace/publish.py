@@ -1,6 +1,6 @@
 """Publishing the invocation's output: `workspace.commit`, `workspace.finish`, and auto-publish.
 
-The published output lives in the invocation state under `workspace.output`, a JSON object
+The published output lives in the invocation state (`state.output`), a JSON object
 (the runtime copies it into the run log, so it survives a reopen): `path`, `mode`, `text`
 (the output so far: replace sets it to the file's text, append adds the file's text to it),
 `sha256` (of the file just published), `source` (`commit` or `auto`), `round`, `callId`,
@@ -11,7 +11,7 @@ Auto-publish, the whole rule (reference §6.3, table 9.10), is here:
 * a successful shell that changed a text file makes the last one it changed the round's
   candidate (`note_shell_outcome`, read and hashed right then); a failed, timed-out or
   cancelled shell clears any pending candidate;
-* at the end of each round (`settle_round`, called by the runtime) a chat-scene invocation
+* at the end of each round (`settle_round`, the shell's round-end hook) a chat-scene invocation
   publishes the candidate (mode replace, source `auto`) unless that round committed
   explicitly; the candidate never outlives its round.
 "Text file" [I]: a UTF-8 file named `*.md`, `*.markdown` or `*.txt` (any case). Upstream's
@@ -22,21 +22,19 @@ data files such as JSON are not candidates.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ...core.descriptors import ToolDescriptor
+from ...core.descriptors import Scene, ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ...core.results import ToolOutput
 from ..base import BuiltinTool, ToolContext
+from ..state import InvocationState
 from .files import decode, open_file
 from .paths import Workspace
 
-OUTPUT_KEY: Final = "workspace.output"
-CANDIDATE_KEY: Final = "workspace.auto_publish"
-FINISHED_KEY: Final = "workspace.finished"
 DEFAULT_PATH: Final = "output/main.md"
 TEXT_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt"})
 
@@ -75,7 +73,7 @@ def is_text_name(name: str) -> bool:
 def note_shell_outcome(ctx: ToolContext, ws: Workspace, ok: bool, changed: Sequence[str] | None) -> None:
     """A shell call's effect on the round's candidate. `changed`: workspace paths, oldest first."""
     if not ok:
-        ctx.state.pop(CANDIDATE_KEY, None)
+        ctx.state.publish_candidate = None
         return
     for path in reversed(changed or ()):
         try:
@@ -85,27 +83,29 @@ def note_shell_outcome(ctx: ToolContext, ws: Workspace, ok: bool, changed: Seque
             text = decode(res, data)
         except ToolError:  # gone again, over the size limit, or not UTF-8: not text to publish
             continue
-        ctx.state[CANDIDATE_KEY] = {"path": res.display, "text": text, "sha256": hashlib.sha256(data).hexdigest(),
+        ctx.state.publish_candidate = {"path": res.display, "text": text, "sha256": hashlib.sha256(data).hexdigest(),
                                     "round": ctx.round, "callId": ctx.call_id}
         return
 
 
-def settle_round(state: MutableMapping[str, Any], round_no: int, *, publish: bool) -> None:
-    """End of round `round_no`: publish its candidate (if `publish` and no explicit commit in
-    the round), and drop it either way."""
-    candidate = state.get(CANDIDATE_KEY)
+def settle_round(state: InvocationState, round_no: int, scene: Scene) -> None:
+    """The shell's round-end hook: publish the round's candidate (in the chat scene, when the
+    round made no explicit commit), and drop it either way."""
+    candidate = state.publish_candidate
     if candidate is None or candidate["round"] != round_no:
         return
-    del state[CANDIDATE_KEY]
-    output = state.get(OUTPUT_KEY)
-    if not publish or (output is not None and output.get("source") == "commit" and output.get("round") == round_no):
+    state.publish_candidate = None
+    output = state.output
+    if scene != "chat" or (output is not None and output.get("source") == "commit"
+                           and output.get("round") == round_no):
         return
-    state[OUTPUT_KEY] = {"path": candidate["path"], "mode": "replace", "text": candidate["text"],
+    state.output = {"path": candidate["path"], "mode": "replace", "text": candidate["text"],
                          "sha256": candidate["sha256"], "reason": None, "source": "auto", "round": round_no,
                          "callId": candidate["callId"]}
 
 COMMIT_DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("workspace.commit"),
+    parent_only=True,
     description=(
         f"Publish a workspace text file as your answer (default `{DEFAULT_PATH}`). `mode: replace` (default) "
         "makes the file's text the whole output; `append` adds it after what was published before. "
@@ -143,9 +143,9 @@ def commit(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     res = f.res
     text = decode(res, data)
     mode = args.get("mode", "replace")
-    previous = ctx.state.get(OUTPUT_KEY)
+    previous = ctx.state.output
     output = (previous["text"] if previous and mode == "append" else "") + text
-    ctx.state[OUTPUT_KEY] = {"path": res.display, "mode": mode, "text": output,
+    ctx.state.output = {"path": res.display, "mode": mode, "text": output,
                              "sha256": hashlib.sha256(data).hexdigest(), "reason": args.get("reason"),
                              "source": "commit", "round": ctx.round, "callId": ctx.call_id}
     return ToolOutput(
@@ -158,8 +158,8 @@ def commit(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 def finish(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    ctx.state[FINISHED_KEY] = True
-    committed = ctx.state.get(OUTPUT_KEY)
+    ctx.state.finished = True
+    committed = ctx.state.output
     note = f" Published output: `{committed['path']}`." if committed else " Nothing was committed."
     return ToolOutput(content="Finished." + note,
                       structured={"finished": True, "reason": args.get("reason"),

@@ -28,7 +28,7 @@ def _options() -> Any:
 
 
 def _compile(text: str) -> Any:
-    import re2  # type: ignore[import-untyped]
+    import re2
 
     try:
         return re2.compile(text, _options())

@@ -30,7 +30,7 @@ from ...core.shell_settings import ShellSettings
 from ..base import BuiltinTool, ToolContext
 from .files import drop_stale
 from .paths import SKILLS_ROOT, Workspace
-from .publish import is_text_name, note_shell_outcome
+from .publish import is_text_name, note_shell_outcome, settle_round
 from .shell_engine import Mount, ShellOutcome, guest_path, run_shell, run_shell_blocking
 
 # ---- the model-facing side: arguments, schema, description, result ----
@@ -164,9 +164,9 @@ def _setup(ctx: ToolContext, args: dict[str, Any]) -> tuple[str, str, Workspace,
     command, workdir = parse_shell_args(args)
     ws = Workspace.of(ctx)
     # The mounts depend on the invocation's frozen profile only: built once per invocation.
-    shell_mounts = ctx.state.get("shell.mounts")
+    shell_mounts = ctx.state.shell_mounts
     if shell_mounts is None:
-        shell_mounts = ctx.state["shell.mounts"] = mounts(ws)
+        shell_mounts = ctx.state.shell_mounts = mounts(ws)
     return command, workdir, ws, shell_mounts
 
 
@@ -195,4 +195,4 @@ def shell_blocking(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     return _answer(ctx, ws, outcome)
 
 
-TOOLS = (BuiltinTool(DESCRIPTOR, shell, shell_blocking),)
+TOOLS = (BuiltinTool(DESCRIPTOR, shell, shell_blocking, end_round=settle_round),)

@@ -207,7 +207,7 @@ _SEEN_ROOTS: Final[set[str]] = set()  # host folders of writable roots found in 
 
 def is_directory(bash: Any, path: str) -> bool:
     try:
-        return bash.stat(path).get("file_type") == "directory"
+        return bool(bash.stat(path).get("file_type") == "directory")
     except RuntimeError:
         return False
 

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import ToolbenchError
-from ..workspace.paths import Workspace
-from ..workspace.shell import mounts
-from ..workspace.shell_engine import run_shell
-from .tasks import STORED_OUTPUT_CHARS, CronStore, CronTask, next_fire
+from ..core.errors import ToolbenchError
+from ..tools.cron.tasks import STORED_OUTPUT_CHARS, CronStore, CronTask, next_fire
+from ..tools.workspace.paths import Workspace
+from ..tools.workspace.shell import mounts
+from ..tools.workspace.shell_engine import run_shell
 
 if TYPE_CHECKING:
-    from ...runtime.bench import Workbench
+    from .kernel import Kernel
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +49,11 @@ def _align(value: datetime, like: datetime) -> datetime:
 
 
 class CronScheduler:
-    """The cron tasks of a bench's workspace, advanced by `run_due(now)`."""
+    """The cron tasks of a bench's workspace, advanced by `run_due(now)`; one per kernel."""
 
-    def __init__(self, bench: Workbench) -> None:
-        self._bench = bench
-        self.store = CronStore(bench.workspace)
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self.store = CronStore(kernel.workspace)
 
     def tasks(self) -> list[CronTask]:
         return self.store.tasks()
@@ -100,10 +100,10 @@ class CronScheduler:
         if task.type == "prompt":
             return CronRun(task.id, task.name, task.type, stamp, "prompt_due", output=task.prompt or "",
                            prompt=task.prompt)
-        bench = self._bench
-        settings = bench.profile.shell.model_copy(update={"timeout_seconds": float(task.timeout_seconds)})
-        ws = Workspace(bench.workspace, bench.profile.workspace)
-        outcome = bench._loop.run(run_shell(task.script or "", workdir=task.workdir, mounts=mounts(ws),
+        kernel = self._kernel
+        settings = kernel.profile.shell.model_copy(update={"timeout_seconds": float(task.timeout_seconds)})
+        ws = Workspace(kernel.workspace, kernel.profile.workspace)
+        outcome = kernel.loop.run(run_shell(task.script or "", workdir=task.workdir, mounts=mounts(ws),
                                             settings=settings, max_file_bytes=ws.settings.max_file_bytes))
         status = {"exited": "ok" if outcome.exit_code == 0 else "failed", "timed_out": "timed_out",
                   "cancelled": "cancelled", "failed": "failed"}[outcome.status]

@@ -1,0 +1,167 @@
+"""The runtime kernel: what a bench's parts share, and the one place invocations are made.
+
+A kernel owns the event-loop thread, the record store, the tool sources, the approval rule,
+the run's inputs (the loaded chat and world info) and the current profile; it makes and
+reopens invocations and builds the services (sub-agents, cron, MCP) over itself, each once.
+`Workbench` is the public facade over one kernel; the invocation and the services use the
+kernel's public members only, so each can be built and tested with a kernel alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.descriptors import Scene, ToolDescriptor
+from ..core.errors import ToolbenchError
+from ..core.loop import LoopThread
+from ..core.profile import Profile
+from ..core.snapshot import prepare
+from ..tools.state import InvocationState
+from .approval import Approvals
+from .extensions import ExtensionSource
+from .invocation import Invocation
+from .mcp_source import McpSource
+from .sources import BuiltinSource, Sources, ToolSource
+from .store import Store, make_folders
+
+if TYPE_CHECKING:
+    from ..mcp import McpManager
+    from ..tools.chat_history import ChatHistory
+    from ..tools.worldinfo_book import WorldInfoBook
+    from .agents import AgentsService
+    from .cron import CronScheduler
+
+
+class Kernel:
+    """The shared runtime of one workspace. Make one through `Workbench`."""
+
+    def __init__(self, workspace: Path, profile: Profile, *, seed: int | None = None) -> None:
+        self.workspace = workspace
+        self.seed = seed
+        self.loop = LoopThread()
+        self.store = Store(workspace)
+        self.approvals = Approvals()
+        self.builtins = BuiltinSource()
+        self.extensions = ExtensionSource()
+        self.mcp = McpSource(self._make_mcp)
+        self.sources = Sources([self.builtins, self.extensions, self.mcp])
+        self.sources.add_fallback("extension", self.extensions)
+        self.chat: ChatHistory | None = None
+        self._worldinfo: dict[str, WorldInfoBook] = {}
+        self._profile = self.check_profile(profile)
+        self.invocations: list[Invocation] = []
+        self._agents: AgentsService | None = None
+        self._cron: CronScheduler | None = None
+        self.closed = False
+
+    # the profile --------------------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    def set_profile(self, new: Profile) -> None:
+        """Make `new` the profile of the invocations made from now on (checked first)."""
+        self.check_profile(new)
+        self.extensions.check_enables(self._profile.tools.active(), new.tools.active())
+        old, self._profile = self._profile, new
+        if self.mcp.manager is not None and new.workspace.visible_roots != old.workspace.visible_roots:
+            self.mcp.manager.roots_changed()
+
+    def check_profile(self, profile: Profile) -> Profile:
+        self.builtins.check_profile(profile)
+        return profile
+
+    # the run's inputs ---------------------------------------------------------------------
+    def set_chat(self, chat: ChatHistory) -> ChatHistory:
+        self.chat = chat
+        return chat
+
+    def add_worldinfo(self, book: WorldInfoBook) -> WorldInfoBook:
+        self._worldinfo[book.name] = book
+        return book
+
+    @property
+    def worldinfo(self) -> tuple[WorldInfoBook, ...]:
+        return tuple(self._worldinfo.values())
+
+    # tools --------------------------------------------------------------------------------
+    def add_source(self, source: ToolSource) -> None:
+        self.sources.add(source)
+
+    def catalog(self, scene: Scene | None = None) -> list[ToolDescriptor]:
+        tools = self.sources.catalog()
+        return tools if scene is None else [d for d in tools if scene in d.scenes]
+
+    # invocations --------------------------------------------------------------------------
+    def new_invocation(self, scene: Scene, invocation_id: str, *, profile: Profile | None = None,
+                       return_mode: ToolDescriptor | None = None) -> Invocation:
+        """An invocation on `profile` (default: the current one); `return_mode` makes a delegated child."""
+        self.check_open()
+        if self.store.invocation_dir(invocation_id).exists():
+            raise ToolbenchError("bench.misuse", f"invocation `{invocation_id}` exists; reopen it with "
+                                 "bench.open_invocation()")
+        profile = profile or self._profile
+        catalog = {d.id: d for d in self.catalog()}
+        snapshot = prepare(profile, catalog, snapshot_id=invocation_id, scene=scene,
+                           unavailable=self.sources.diagnostics(), return_mode=return_mode)
+        make_folders(self.store.invocation_dir(invocation_id))
+        inv = Invocation.create(self, snapshot, profile, self._inputs())
+        self.invocations.append(inv)
+        return inv
+
+    def reopen(self, invocation_id: str) -> Invocation:
+        """Reopen an invocation from its run log, with its history and budget counters."""
+        self.check_open()
+        self.store.flush()
+        inv = Invocation.reopen(self, invocation_id, self._inputs())  # the chat and world info loaded now
+        self.invocations.append(inv)
+        return inv
+
+    def _inputs(self) -> InvocationState:
+        """What the chat tools read, frozen into a new invocation's state (the values are
+        frozen; a later load does not change a running invocation)."""
+        return InvocationState(chat=self.chat, worldinfo=self.worldinfo)
+
+    # services -----------------------------------------------------------------------------
+    @property
+    def agents(self) -> AgentsService:
+        if self._agents is None:
+            from .agents import AgentsService
+
+            self._agents = AgentsService(self)
+        return self._agents
+
+    @property
+    def cron(self) -> CronScheduler:
+        if self._cron is None:
+            from .cron import CronScheduler
+
+            self._cron = CronScheduler(self)
+        return self._cron
+
+    def _make_mcp(self) -> McpManager:
+        from ..mcp import McpManager, workspace_roots
+
+        # Servers are told the workspace folders the profile makes visible (the roots
+        # capability), read afresh at each roots/list.
+        return McpManager(self.loop, self.workspace / ".toolbench" / "mcp", roots=lambda: workspace_roots(
+            self.workspace, self._profile.workspace.visible_roots))
+
+    # lifetime -----------------------------------------------------------------------------
+    def check_open(self) -> None:
+        if self.closed:
+            raise ToolbenchError("bench.closed", "this workbench is closed; open a new one")
+
+    def close_steps(self) -> list[Callable[[], None]]:
+        """What closing releases, in order. Children are cancelled and servers stopped while
+        the loop still runs; then the loop, then the invocations, then the files: a call the
+        loop cancels still gets its result, and one that ends after this writes nothing more."""
+        self.closed = True
+        steps: list[Callable[[], None]] = []
+        if self._agents is not None:
+            steps.append(self._agents.close)
+        steps.append(self.mcp.close)
+        steps += [self.loop.close, *(inv.close for inv in self.invocations), self.store.close]
+        return steps

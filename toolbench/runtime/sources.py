@@ -1,0 +1,150 @@
+"""Tool sources: where the tools of a bench come from, behind one interface.
+
+A source lists its descriptors (and the tools it knows but cannot offer, as diagnostics) and
+runs a call. The kernel composes the builtins, the extension tools and the MCP servers in that
+order (`Sources`); a fourth kind (remote HTTP tools, another framework's tools) is one subclass
+of `ToolSource` given to `bench.add_source`. Every call of every source takes the same path in
+the invocation (gate, argument check, approval, projection, records), so a source only says
+what its tools are and how to run one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..core.descriptors import ToolDescriptor, check_unique
+from ..core.errors import ToolbenchError
+from ..core.ids import ToolId
+from ..core.results import ToolOutput
+from ..core.snapshot import Diagnostic
+from ..tools.base import RoundEnd, ToolContext, time_limit
+from ..tools.registry import BUILTINS, INJECTED, planned_diagnostics
+
+if TYPE_CHECKING:
+    from ..core.profile import Profile
+
+PERMISSIONS = ("on", "ask")
+
+
+class ToolSource:
+    """One source of tools. Subclasses give `descriptors` and `call`; the rest has defaults.
+
+    `checks_arguments`: the runtime checks a call's arguments against the tool's input schema
+    before `call` (a `tool.invalid_arguments` result otherwise); False leaves it to the source
+    (an MCP server checks its own)."""
+
+    checks_arguments: bool = True
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        raise NotImplementedError
+
+    def diagnostics(self) -> Mapping[ToolId, Diagnostic]:
+        """Tools this source knows but cannot offer now, with the reason (left out of snapshots)."""
+        return {}
+
+    def has(self, tool_id: ToolId) -> bool:
+        return any(d.id == tool_id for d in self.descriptors())
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        """Run one call: a `ToolOutput`, or an awaitable of one (run on the bench loop). Raise
+        `ToolError` for a result the model should read. `blocking` is true when the caller
+        waits in its own thread (a sync `inv.call`), so a blocking twin may be used."""
+        raise NotImplementedError
+
+    def permission(self, tool_id: ToolId) -> str:
+        """`on` runs a call at once; `ask` waits for the bench's approval handler."""
+        return "on"
+
+    def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
+        raise ToolbenchError("bench.misuse", f"`{tool_id}`'s use is set by the profile only")
+
+    def round_end_hooks(self, tool_ids: Iterable[ToolId]) -> tuple[RoundEnd, ...]:
+        """What runs when a round of an invocation offering these tools ends."""
+        return ()
+
+
+class BuiltinSource(ToolSource):
+    """The builtins of `tools/registry.py`, and those it injects into delegated children."""
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        return [t.descriptor for t in BUILTINS.values()]
+
+    def diagnostics(self) -> Mapping[ToolId, Diagnostic]:
+        return planned_diagnostics()
+
+    def has(self, tool_id: ToolId) -> bool:
+        return tool_id in BUILTINS or tool_id in INJECTED
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        tool = BUILTINS.get(tool_id) or INJECTED[tool_id]
+        if blocking and tool.blocking is not None:
+            return tool.blocking(ctx, arguments)  # it keeps its own limits (shell, agent.await)
+        with time_limit(ctx.profile.tools.builtin_timeout_seconds):
+            return tool.handler(ctx, arguments)
+
+    def round_end_hooks(self, tool_ids: Iterable[ToolId]) -> tuple[RoundEnd, ...]:
+        hooks: dict[RoundEnd, None] = {}
+        for tool_id in tool_ids:
+            tool = BUILTINS.get(tool_id) or INJECTED.get(tool_id)
+            if tool is not None and tool.end_round is not None:
+                hooks[tool.end_round] = None
+        return tuple(hooks)
+
+    @staticmethod
+    def check_profile(profile: Profile) -> None:
+        """A profile may select the builtins toolbench knows, not the injected ones."""
+        known = set(BUILTINS) | set(planned_diagnostics())
+        for key in ("allow", "deny"):
+            for text in getattr(profile.tools, key):
+                tool_id = ToolId.parse(text)
+                if tool_id in INJECTED:
+                    raise ToolbenchError("agent.profile_unknown_tool", f"`tools.{key}`: `{text}` cannot be "
+                                         "selected; the runtime gives it to delegated children only")
+                if tool_id.kind == "builtin" and tool_id not in known:
+                    raise ToolbenchError("agent.profile_unknown_tool",
+                                         f"`tools.{key}`: `{text}` is not a builtin tool")
+
+
+class Sources:
+    """The bench's sources in order; the first that has a tool runs it."""
+
+    def __init__(self, sources: Sequence[ToolSource]) -> None:
+        self._sources = list(sources)
+        # The three kinds of ToolId each have a source that answers for ids no source has
+        # (an unregistered extension tool, a tool its MCP server no longer lists).
+        self._fallback: dict[str, ToolSource] = {}
+
+    def add(self, source: ToolSource) -> None:
+        if not isinstance(source, ToolSource):
+            raise ToolbenchError("bench.misuse", f"a tool source is a ToolSource, not {type(source).__name__}")
+        self._sources.append(source)
+
+    def add_fallback(self, kind: str, source: ToolSource) -> None:
+        """`source` answers the calls of ids of `kind` that no source has."""
+        self._fallback[kind] = source
+
+    def catalog(self) -> list[ToolDescriptor]:
+        tools = [d for s in self._sources for d in s.descriptors()]
+        check_unique(tools)
+        return tools
+
+    def diagnostics(self) -> dict[ToolId, Diagnostic]:
+        out: dict[ToolId, Diagnostic] = {}
+        for source in self._sources:
+            out.update(source.diagnostics())
+        return out
+
+    def owner(self, tool_id: ToolId) -> ToolSource:
+        for source in self._sources:
+            if source.has(tool_id):
+                return source
+        fallback = self._fallback.get(tool_id.kind)
+        if fallback is None:
+            raise ToolbenchError("bench.misuse", f"no tool source has `{tool_id}`")
+        return fallback
+
+    def round_end_hooks(self, tool_ids: Sequence[ToolId]) -> tuple[RoundEnd, ...]:
+        return tuple(hook for source in self._sources for hook in source.round_end_hooks(tool_ids))
