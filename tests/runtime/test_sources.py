@@ -1,0 +1,129 @@
+"""Tool sources and the kernel: a fourth source is one class, and an invocation needs a kernel only."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbench import Profile, ToolbenchError, ToolDescriptor, ToolError, ToolId, ToolOutput, ToolSource, Workbench
+from toolbench.runtime.kernel import Kernel
+from toolbench.tools.base import ToolContext
+
+LOOKUP = ToolId.parse("extension/remote:lookup")
+SLOW = ToolId.parse("extension/remote:slow")
+
+
+class RemoteTools(ToolSource):
+    """Stands in for tools served elsewhere (an HTTP API, another framework): two tools, one async."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any], str]] = []
+        self.asked: set[ToolId] = set()
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        schema = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"],
+                  "additionalProperties": False}
+        return [ToolDescriptor(id=LOOKUP, description="Look a key up remotely.", input_schema=schema),
+                ToolDescriptor(id=SLOW, description="An async remote tool.")]
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        self.calls.append((tool_id.name, arguments, ctx.call_id))
+        if tool_id == SLOW:
+            return self._slow()
+        if arguments["key"] == "missing":
+            raise ToolError("remote.not_found", "No such key; list the keys first.")
+        return ToolOutput(f"value of {arguments['key']}", structured={"key": arguments["key"]})
+
+    async def _slow(self) -> ToolOutput:
+        await asyncio.sleep(0)
+        return ToolOutput("slow done")
+
+    def permission(self, tool_id: ToolId) -> str:
+        return "ask" if tool_id in self.asked else "on"
+
+    def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
+        (self.asked.add if permission == "ask" else self.asked.discard)(tool_id)
+        return tool_id
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Any:
+    bench = Workbench(tmp_path, Profile.default().edit(allow=["builtin:dice.roll", str(LOOKUP), str(SLOW)],
+                                                       max_calls_per_tool={str(LOOKUP): 2}))
+    source = RemoteTools()
+    bench.add_source(source)
+    yield bench, source
+    bench.close()
+
+
+def test_a_fourth_source_joins_the_catalog_after_the_others(remote: Any) -> None:
+    bench, _ = remote
+    ids = [d.id for d in bench.catalog()]
+    assert ids[-2:] == [LOOKUP, SLOW] and ToolId.builtin("dice.roll") in ids
+    inv = bench.invocation()
+    assert [b.call_name for b in inv.snapshot.bindings] == ["dice_roll", "lookup", "slow"]
+
+
+def test_its_calls_take_the_whole_path_gate_checks_results_and_records(remote: Any) -> None:
+    bench, source = remote
+    inv = bench.invocation()
+    ok = inv.call("lookup", {"key": "a"})
+    assert (ok.content, ok.tool_id, ok.is_error) == ("value of a", str(LOOKUP), False)
+    bad = inv.call("lookup", {"key": 3})  # the runtime checks the schema before the source runs
+    assert bad.error_code == "tool.invalid_arguments"
+    over = inv.call("lookup", {"key": "b"})  # the per-tool budget of 2 was used by the two calls above
+    assert over.error_code == "agent.tool_budget_exhausted"
+    assert [c[0] for c in source.calls] == ["lookup"]
+    assert inv.call("slow").content == "slow done"
+    assert [r.call_name for r in inv.records] == ["lookup", "lookup", "lookup", "slow"]
+
+
+def test_a_source_error_is_a_result_the_model_reads(remote: Any) -> None:
+    bench, _ = remote
+    result = bench.invocation().call("lookup", {"key": "missing"})
+    assert (result.is_error, result.error_code) == (True, "remote.not_found")
+
+
+def test_its_ask_permission_goes_through_the_bench_approval(remote: Any) -> None:
+    bench, source = remote
+    assert bench.set_permission(LOOKUP, "ask") == LOOKUP and bench.permission(LOOKUP) == "ask"
+    seen = []
+    bench.on_approval(lambda request: seen.append(request.call_name) or False)
+    denied = bench.invocation().call("lookup", {"key": "a"})
+    assert denied.error_code == "tool.approval_denied" and seen == ["lookup"] and source.calls == []
+
+
+def test_adding_something_that_is_not_a_source_is_misuse(tmp_path: Path) -> None:
+    with Workbench(tmp_path) as bench, pytest.raises(ToolbenchError) as info:
+        bench.add_source(object())  # type: ignore[arg-type]
+    assert info.value.code == "bench.misuse"
+
+
+def test_a_builtin_permission_is_the_profile_s(tmp_path: Path) -> None:
+    with Workbench(tmp_path) as bench, pytest.raises(ToolbenchError) as info:
+        bench.set_permission("builtin:dice.roll", "ask")
+    assert info.value.code == "bench.misuse"
+
+
+def test_an_invocation_needs_a_kernel_only(tmp_path: Path) -> None:
+    kernel = Kernel(tmp_path, Profile.default().edit(allow=["builtin:dice.roll"]), seed=3)
+    try:
+        inv = kernel.new_invocation("chat", "inv_kernel")
+        assert inv.call("dice_roll", {"formula": "1d6"}).is_error is False
+        assert (tmp_path / ".toolbench" / "invocations" / "inv_kernel" / "snapshot.json").is_file()
+    finally:
+        for step in kernel.close_steps():
+            step()
+    with pytest.raises(ToolbenchError) as info:
+        kernel.new_invocation("chat", "inv_after")
+    assert info.value.code == "bench.closed"
+
+
+def test_the_cron_scheduler_is_built_once(tmp_path: Path) -> None:
+    with Workbench(tmp_path) as bench:
+        assert bench.cron is bench.cron
