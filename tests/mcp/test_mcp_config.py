@@ -11,7 +11,8 @@ import pytest
 
 from toolbench.core.errors import CODES, ToolbenchError
 from toolbench.examples.demo_mcp import build_server
-from toolbench.mcp._config import allocate_id, make_spec, parse_mcp_json, slugify
+from toolbench.mcp import HttpTransport, StdioTransport
+from toolbench.mcp._config import ServerOptions, ServerSpec, allocate_id, parse_mcp_json, slugify
 from toolbench.mcp._tools import name_problem, schema_problem
 
 
@@ -30,12 +31,19 @@ def test_ids_are_unique_with_numbered_suffixes() -> None:
     assert allocate_id("MY_SERVER", {"my-server", "my-server-2"}) == "my-server-3"
 
 
+def make_spec(name: Any, *, taken_ids: set[str], **options: Any) -> ServerSpec:
+    return ServerOptions.of(name, **options).register(taken_ids)
+
+
 def test_command_forms_and_transport_kinds() -> None:
     spec = make_spec("x", taken_ids=set(), command="python", args=["-m", "srv"], env={"N": 1}, cwd=Path("/tmp"))
-    assert (spec.transport, spec.command, spec.env, spec.cwd) == ("stdio", ("python", "-m", "srv"), {"N": "1"}, "/tmp")
-    assert make_spec("x", taken_ids=set(), command=["python", "-m"], args=["srv"]).command == ("python", "-m", "srv")
-    assert make_spec("x", taken_ids=set(), url="https://h/mcp", headers={"A": "b"}).transport == "http"
-    assert make_spec("x", taken_ids=set(), server=build_server()).transport == "memory"
+    stdio = spec.transport
+    assert isinstance(stdio, StdioTransport) and stdio.kind == "stdio"
+    assert ((stdio.command, *stdio.args), stdio.env, stdio.cwd) == (("python", "-m", "srv"), {"N": "1"}, "/tmp")
+    assert make_spec("x", taken_ids=set(), command=["python", "-m"], args=["srv"]).transport == StdioTransport(
+        "python", ["-m", "srv"])
+    assert make_spec("x", taken_ids=set(), url="https://h/mcp", headers={"A": "b"}).transport.kind == "http"
+    assert make_spec("x", taken_ids=set(), server=build_server()).transport.kind == "memory"
     assert make_spec("x", taken_ids={"x"}, id="custom-1", url="http://h").id == "custom-1"
 
 
@@ -78,12 +86,12 @@ def test_mcp_json_entries_in_file_order(tmp_path: Path) -> None:
         "typed": {"type": "stdio", "command": "y", "timeout": 5, "id": "typed-1"},
     }}))
     entries = parse_mcp_json(path)
-    assert [e["name"] for e in entries] == ["files", "web", "off", "typed"]
-    assert entries[0] == {"name": "files", "command": "npx", "args": ["-y", "server-files"],
-                          "env": {"ROOT": "/data"}, "cwd": str(tmp_path / "sub"), "enabled": True}
-    assert entries[1]["headers"] == {"Authorization": "Bearer t"}
-    assert entries[2]["enabled"] is False and "autoApprove" not in entries[2]
-    assert entries[3]["timeout"] == 5 and entries[3]["id"] == "typed-1"
+    assert [e.name for e in entries] == ["files", "web", "off", "typed"]
+    assert entries[0] == ServerOptions("files", StdioTransport("npx", ["-y", "server-files"], env={"ROOT": "/data"},
+                                                               cwd=str(tmp_path / "sub")), enabled=True)
+    assert entries[1].transport == HttpTransport("http://127.0.0.1:9/mcp", {"Authorization": "Bearer t"})
+    assert entries[2].enabled is False and entries[2].transport == StdioTransport("x")
+    assert entries[3].timeout == 5 and entries[3].id == "typed-1"
 
 
 @pytest.mark.parametrize(
