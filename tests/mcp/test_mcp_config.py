@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ import pytest
 
 from toolbench.core.errors import CODES, ToolbenchError
 from toolbench.examples.demo_mcp import build_server
-from toolbench.mcp._config import allocate_id, make_spec, parse_mcp_json, slugify
+from toolbench.mcp import HttpTransport, InProcessTransport, SdkTransport, StdioTransport
+from toolbench.mcp._config import ServerOptions, ServerSpec, allocate_id, parse_mcp_json, slugify
 from toolbench.mcp._tools import name_problem, schema_problem
 
 
@@ -30,13 +32,84 @@ def test_ids_are_unique_with_numbered_suffixes() -> None:
     assert allocate_id("MY_SERVER", {"my-server", "my-server-2"}) == "my-server-3"
 
 
+def make_spec(name: Any, *, taken_ids: set[str], **options: Any) -> ServerSpec:
+    return ServerOptions.of(name, **options).register(taken_ids)
+
+
 def test_command_forms_and_transport_kinds() -> None:
     spec = make_spec("x", taken_ids=set(), command="python", args=["-m", "srv"], env={"N": 1}, cwd=Path("/tmp"))
-    assert (spec.transport, spec.command, spec.env, spec.cwd) == ("stdio", ("python", "-m", "srv"), {"N": "1"}, "/tmp")
-    assert make_spec("x", taken_ids=set(), command=["python", "-m"], args=["srv"]).command == ("python", "-m", "srv")
-    assert make_spec("x", taken_ids=set(), url="https://h/mcp", headers={"A": "b"}).transport == "http"
-    assert make_spec("x", taken_ids=set(), server=build_server()).transport == "memory"
+    stdio = spec.transport
+    assert isinstance(stdio, StdioTransport) and stdio.kind == "stdio"
+    assert ((stdio.command, *stdio.args), stdio.env, stdio.cwd) == (("python", "-m", "srv"), {"N": "1"}, "/tmp")
+    assert make_spec("x", taken_ids=set(), command=["python", "-m"], args=["srv"]).transport == StdioTransport(
+        "python", ["-m", "srv"])
+    assert make_spec("x", taken_ids=set(), url="https://h/mcp", headers={"A": "b"}).transport.kind == "http"
+    assert make_spec("x", taken_ids=set(), server=build_server()).transport.kind == "memory"
     assert make_spec("x", taken_ids={"x"}, id="custom-1", url="http://h").id == "custom-1"
+
+
+def test_transport_values_normalise_once_and_compare_by_value() -> None:
+    stdio = StdioTransport(["python", "-m"], ["srv"], env={"N": 1}, cwd=Path("/tmp"))
+    assert (stdio.command, stdio.args, stdio.env, stdio.cwd) == ("python", ("-m", "srv"), {"N": "1"}, "/tmp")
+    assert StdioTransport(stdio.command, stdio.args, stdio.env, stdio.cwd) == stdio  # idempotent
+    assert hash(stdio) == hash(StdioTransport("python", ["-m", "srv"], env={"N": "1"}, cwd="/tmp"))
+    assert HttpTransport("https://h/mcp", {"A": 1}).headers == {"A": "1"}
+    server = build_server()
+    assert InProcessTransport(server) == InProcessTransport(server) != InProcessTransport(build_server())
+    with pytest.raises(AttributeError):
+        stdio.command = "other"  # type: ignore[misc]
+    assert [t.kind for t in (stdio, HttpTransport("http://h"), InProcessTransport(server))] == [
+        "stdio", "http", "memory"]
+    assert (StdioTransport.stderr_log, HttpTransport.stderr_log, InProcessTransport.stderr_log) == (True, False, False)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: StdioTransport(""), lambda: StdioTransport([]), lambda: StdioTransport("x", "-y"),
+    lambda: StdioTransport(5), lambda: StdioTransport("x", env={"A": None}), lambda: HttpTransport("ftp://h"),
+    lambda: HttpTransport("http://h", headers=["A"]), lambda: InProcessTransport(object()),
+    lambda: SdkTransport("not callable"),
+])
+def test_a_bad_transport_value_is_a_config_error(make: Callable[[], object]) -> None:
+    with pytest.raises(ToolbenchError) as caught:
+        make()
+    assert caught.value.code == "mcp.config_invalid"
+
+
+def test_add_takes_a_transport_value_instead_of_its_fields() -> None:
+    http = HttpTransport("https://h/mcp")
+    assert ServerOptions.of("x", transport=http) == ServerOptions("x", http)
+    assert ServerOptions.of("x", url="https://h/mcp") == ServerOptions("x", http)
+    for stray in ({"args": ["-y"]}, {"headers": {"A": "b"}}, {"url": "https://h/mcp"}):
+        with pytest.raises(ToolbenchError) as caught:
+            ServerOptions.of("x", transport=http, **stray)
+        assert caught.value.code == "mcp.config_invalid" and "`x`" in caught.value.message
+    with pytest.raises(TypeError, match="comand"):
+        ServerOptions.of("x", comand="python")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(("entry", "transport"), [
+    ({"type": "streamable-http", "url": "http://h/mcp"}, HttpTransport("http://h/mcp")),
+    ({"type": "streamableHttp", "url": "http://h/mcp"}, HttpTransport("http://h/mcp")),
+    ({"transport": "http", "url": "http://h/mcp"}, HttpTransport("http://h/mcp")),
+    ({"type": "STDIO", "command": "x"}, StdioTransport("x")),
+    ({"url": "http://h/mcp", "headers": {"A": "b"}}, HttpTransport("http://h/mcp", {"A": "b"})),
+])
+def test_mcp_json_types_pick_the_transport_class(entry: dict[str, Any], transport: object) -> None:
+    [options] = parse_mcp_json({"mcpServers": {"a": entry}})
+    assert options.transport == transport
+
+
+@pytest.mark.parametrize("entry", [
+    {"type": "http", "command": "x"},
+    {"type": "stdio", "url": "http://h/mcp"},
+    {"type": "stdio", "command": "x", "headers": {"A": "b"}},
+    {"command": "x", "url": "http://h/mcp"},
+    {"type": "websocket", "url": "ws://h"},
+])
+def test_mcp_json_fields_must_fit_the_type(entry: dict[str, Any]) -> None:
+    with pytest.raises(ToolbenchError) as caught:
+        parse_mcp_json({"mcpServers": {"a": entry}})
+    assert caught.value.code == "mcp.config_invalid" and "`a`" in caught.value.message
 
 
 @pytest.mark.parametrize(
@@ -78,12 +151,12 @@ def test_mcp_json_entries_in_file_order(tmp_path: Path) -> None:
         "typed": {"type": "stdio", "command": "y", "timeout": 5, "id": "typed-1"},
     }}))
     entries = parse_mcp_json(path)
-    assert [e["name"] for e in entries] == ["files", "web", "off", "typed"]
-    assert entries[0] == {"name": "files", "command": "npx", "args": ["-y", "server-files"],
-                          "env": {"ROOT": "/data"}, "cwd": str(tmp_path / "sub"), "enabled": True}
-    assert entries[1]["headers"] == {"Authorization": "Bearer t"}
-    assert entries[2]["enabled"] is False and "autoApprove" not in entries[2]
-    assert entries[3]["timeout"] == 5 and entries[3]["id"] == "typed-1"
+    assert [e.name for e in entries] == ["files", "web", "off", "typed"]
+    assert entries[0] == ServerOptions("files", StdioTransport("npx", ["-y", "server-files"], env={"ROOT": "/data"},
+                                                               cwd=str(tmp_path / "sub")), enabled=True)
+    assert entries[1].transport == HttpTransport("http://127.0.0.1:9/mcp", {"Authorization": "Bearer t"})
+    assert entries[2].enabled is False and entries[2].transport == StdioTransport("x")
+    assert entries[3].timeout == 5 and entries[3].id == "typed-1"
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from toolbench.core.loop import LoopThread
 from toolbench.core.results import ToolOutput
 from toolbench.examples.demo_mcp import build_server
 from toolbench.mcp import EMPTY_RESULT, McpManager
-from toolbench.mcp._config import make_spec
+from toolbench.mcp._config import ServerOptions
 from toolbench.mcp._connection import Connection
 
 Call = Callable[..., ToolOutput]
@@ -242,7 +242,7 @@ def test_one_server_serialises_calls_and_two_servers_run_concurrently(loop: Loop
 
 
 def test_a_call_on_a_closed_connection_is_not_sent(loop: LoopThread, tmp_path: Path) -> None:
-    spec = make_spec("demo", taken_ids=set(), server=build_server())
+    spec = ServerOptions.of("demo", server=build_server()).register(set())
     connection = Connection(spec, log_path=None, max_response_chars=1_000_000)
 
     async def scenario() -> None:

@@ -13,7 +13,7 @@ from toolbench.core.errors import ToolbenchError
 from toolbench.core.ids import ToolId
 from toolbench.core.loop import LoopThread
 from toolbench.mcp import McpManager
-from toolbench.mcp._config import make_spec, parse_mcp_json
+from toolbench.mcp._config import ServerOptions, parse_mcp_json
 
 
 def servers(**entries: Any) -> dict[str, Any]:
@@ -41,17 +41,18 @@ def test_the_three_placeholder_forms_are_expanded_in_every_field() -> None:
                "cwd": "${userHome}/${TB_TEST_TOKEN}"},
         web={"url": "https://h/${TB_TEST_TOKEN}/mcp", "headers": {"Authorization": "Bearer ${env:TB_TEST_TOKEN}"}},
     ))
-    assert stdio["command"] == "s3cret-bin" and stdio["args"] == ["--key=s3cret", "fallback"]
-    assert stdio["env"] == {"KEY": "s3cret", "EMPTY": "used"}  # `:-` also replaces an empty value
-    assert stdio["cwd"] == f"{Path.home()}/s3cret"
-    assert http["url"] == "https://h/s3cret/mcp" and http["headers"] == {"Authorization": "Bearer s3cret"}
+    files, web = stdio.transport, http.transport
+    assert files.command == "s3cret-bin" and files.args == ("--key=s3cret", "fallback")
+    assert files.env == {"KEY": "s3cret", "EMPTY": "used"}  # `:-` also replaces an empty value
+    assert files.cwd == f"{Path.home()}/s3cret"
+    assert web.url == "https://h/s3cret/mcp" and web.headers == {"Authorization": "Bearer s3cret"}
 
 
 def test_text_that_is_not_a_placeholder_stays_as_written() -> None:
     [entry] = parse_mcp_json(servers(x={"command": "run", "args": ["$TB_TEST_TOKEN", "$", "{x}", "100%"],
                                         "env": {"V": "${TB_TEST_TOKEN}"}}))
-    assert entry["args"] == ["$TB_TEST_TOKEN", "$", "{x}", "100%"]  # no client expands a bare $NAME
-    assert entry["env"] == {"V": "s3cret"}
+    assert entry.transport.args == ("$TB_TEST_TOKEN", "$", "{x}", "100%")  # no client expands a bare $NAME
+    assert entry.transport.env == {"V": "s3cret"}
 
 
 @pytest.mark.parametrize(("value", "named"), [
@@ -78,7 +79,7 @@ def test_env_file_is_read_relative_to_the_config_and_env_wins(tmp_path: Path) ->
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps(servers(x={"command": "run", "envFile": ".env", "env": {"SHARED": "env"}})))
     [entry] = parse_mcp_json(config)
-    assert entry["env"] == {"API_KEY": "from-file", "QUOTED": "two\nlines", "SINGLE": "${NOT_EXPANDED}",
+    assert entry.transport.env == {"API_KEY": "from-file", "QUOTED": "two\nlines", "SINGLE": "${NOT_EXPANDED}",
                             "PLAIN": "value", "SHARED": "env"}
 
 
@@ -99,8 +100,8 @@ def test_a_malformed_env_file_line_is_named(tmp_path: Path) -> None:
 
 
 def test_a_spec_does_not_show_its_secrets() -> None:
-    spec = make_spec("x", taken_ids=set(), command="run", env={"KEY": "s3cret"})
-    http = make_spec("y", taken_ids=set(), url="https://h/mcp", headers={"Authorization": "Bearer s3cret"})
+    spec = ServerOptions.of("x", command="run", env={"KEY": "s3cret"}).register(set())
+    http = ServerOptions.of("y", url="https://h/mcp", headers={"Authorization": "Bearer s3cret"}).register(set())
     assert "s3cret" not in repr(spec) and "s3cret" not in repr(http)
 
 
@@ -117,5 +118,5 @@ def test_a_server_gets_the_expanded_environment(loop: LoopThread, manager: McpMa
 
 
 def test_python_registrations_are_taken_literally() -> None:
-    spec = make_spec("x", taken_ids=set(), command="run", env={"K": "${TB_TEST_TOKEN}"})
-    assert spec.env == {"K": "${TB_TEST_TOKEN}"}  # only mcp.json speaks the clients' placeholder language
+    spec = ServerOptions.of("x", command="run", env={"K": "${TB_TEST_TOKEN}"}).register(set())
+    assert spec.transport.env == {"K": "${TB_TEST_TOKEN}"}  # only mcp.json speaks the clients' placeholder language

@@ -1,13 +1,16 @@
-"""MCP servers as a tool source: register (stdio, streamable HTTP, in-process), discover, call.
+"""MCP servers as a tool source: register (stdio, streamable HTTP, in-process, any SDK transport),
+discover, call.
 
 The bench wires one `McpManager` in as `bench.mcp`. Tool ids are `mcp/<registration-id>:<tool>`;
-the display name seeds call names. Modules: `_config` (registrations, `mcp.json`, ids,
-placeholders), `_transport` (SDK transports and the stream monitor), `_connection` (one session;
-every SDK exception is caught there, `_failures` builds the errors), `_client_side` (what the
-client declares and answers: roots, sampling, elicitation, progress; `_requests` holds their
-values), `_tools` (which listed tools are offered, outputSchema checks), `_mapping` (the text a
-model reads), `_entry` (per-server state, lifecycle and views), `_manager` (the facade),
-`_procs` (process groups, stderr logs).
+the display name seeds call names. A transport is a value (`McpTransport`: `StdioTransport`,
+`HttpTransport`, `InProcessTransport`, `SdkTransport`, or a subclass of your own), given as
+`add(name, transport=...)`. Modules: `_config` (registration options, ids, `mcp.json` types),
+`_mcp_json` (placeholders, `envFile`), `_transport` (the transport classes), `_wire` (the
+stream monitor and trace), `_connection` (one session; every SDK exception is caught there,
+`_failures` builds the errors), `_client_side` (what the client declares and answers: roots,
+sampling, elicitation, progress; `_requests` holds their values), `_tools` (which listed tools
+are offered, outputSchema checks), `_mapping` (the text a model reads), `_entry` (per-server
+state, lifecycle and views), `_manager` (the facade), `_procs` (process groups, stderr logs).
 
 Rules where the issue was silent:
 
@@ -39,10 +42,13 @@ Rules where the issue was silent:
   Every call asks for progress (`on_progress`; the last events in `structured["progress"]`).
 - Stdio servers get the SDK's safe default environment plus `env`, nothing of toolbench's own;
   their stderr goes to `<log_dir>/<registration-id>.stderr.log`, rewritten at each connect; the
-  last line joins the diagnostic and `stderr_tail` keeps 20.
-- `mcp.json` (see `_config`): `${env:NAME}` (VS Code, Cursor), `${NAME}` and `${NAME:-default}`
-  (Claude Code) and `${userHome}` are expanded in command, args, env, cwd, url and headers, and
-  `envFile` is read; an unset variable without a default is `mcp.config_invalid`.
+  last line joins the diagnostic and `stderr_tail` keeps 20. A transport class says whether its
+  server has such a log (`stderr_log`) and reports the process it started (`context.pid`).
+- `mcp.json` (see `_config`, `_mcp_json`): `type` picks the transport class (`stdio`, `http`,
+  `streamable-http`; `sse` is refused); `${env:NAME}` (VS Code, Cursor), `${NAME}` and
+  `${NAME:-default}` (Claude Code) and `${userHome}` are expanded in command, args, env, cwd,
+  url and headers, and `envFile` is read; an unset variable without a default is
+  `mcp.config_invalid`.
 """
 
 from ._client_side import workspace_roots
@@ -50,19 +56,26 @@ from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, Server
 from ._manager import McpManager
 from ._mapping import EMPTY_RESULT
 from ._requests import ElicitationRequest, ProgressEvent, SamplingRequest
-from ._transport import TraceMessage
+from ._transport import HttpTransport, InProcessTransport, McpTransport, SdkTransport, StdioTransport, TransportContext
+from ._wire import TraceMessage
 
 __all__ = [
     "EMPTY_RESULT",
     "ElicitationRequest",
+    "HttpTransport",
+    "InProcessTransport",
     "McpDiagnostic",
     "McpManager",
     "McpServerInfo",
     "McpToolInfo",
+    "McpTransport",
     "Permission",
     "ProgressEvent",
     "SamplingRequest",
+    "SdkTransport",
     "ServerState",
+    "StdioTransport",
     "TraceMessage",
+    "TransportContext",
     "workspace_roots",
 ]

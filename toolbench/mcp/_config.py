@@ -1,53 +1,133 @@
-"""Server registrations: what `McpManager.add` and `mcp.json` accept, normalised and checked.
+"""Registrations: what `McpManager.add` and `mcp.json` ask for, normalised and checked.
 
-A registration (`ServerSpec`) is a frozen value. Its id is stable across restarts for the same
-configuration: a slug of the display name (lowercase `[a-z0-9-]`), made unique within the
-manager with `-2`, `-3`, ..., or the `id=` given. Tool ids are `mcp/<id>:<tool>`; the display
-name seeds the call names the model sees.
+`ServerOptions` is one registration as asked (name, transport, id, timeout, enabled): `add` and
+`aadd` build it from their keywords (`ServerFields`, declared once), the `mcp.json` loader from
+each entry. `register` turns it into the `ServerSpec` the manager keeps, with its id: stable
+across restarts for the same configuration, a slug of the display name (lowercase `[a-z0-9-]`)
+made unique within the manager with `-2`, `-3`, ..., or the `id=` given. Tool ids are
+`mcp/<id>:<tool>`; the display name seeds the call names the model sees.
 
-`mcp.json` placeholders are expanded as the common clients do, in `command`, `args`, `env`
-values, `cwd`, `url`, `headers` values and `envFile`: `${env:NAME}` (VS Code, Cursor), `${NAME}`
-and `${NAME:-default}` (Claude Code; the default also replaces an empty value), `${userHome}`
-and `${pathSeparator}` / `${/}`. A bare `$NAME` stays as written (no client expands it), and one
-level only: a value holding `${...}` is not expanded again. An unset variable without a default,
-`${input:...}` (VS Code prompts; toolbench cannot) and unknown forms are `mcp.config_invalid`.
-`envFile` (VS Code, Cursor) names a dotenv file (`KEY=VALUE`, `export`, quotes, `#` comments)
-read for a stdio server: its variables go under `env`, which wins on a clash.
+`mcp.json` entries are `{command, args, env, cwd, envFile}` (stdio) or `{url, headers}`
+(streamable HTTP); `type` (or `transport`) picks the transport class in `CONFIG_TYPES`, and
+without one `command` means stdio and `url` streamable HTTP. `sse` and other types are refused
+(`mcp.config_invalid`). Placeholders are expanded (see `_mcp_json`); Python registrations are
+taken literally.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Protocol, TypedDict, Unpack, cast
 
 from ..core.errors import ToolbenchError
-
-TransportKind = Literal["stdio", "http", "memory"]
+from ._mcp_json import ConfigEntry, config_invalid
+from ._transport import HttpTransport, InProcessTransport, McpTransport, StdioTransport
 
 DEFAULT_TIMEOUT = 60.0
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-_HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp"}
+
+
+class ServerFields(TypedDict, total=False):
+    """The keywords of `McpManager.add` / `aadd` (besides `name` and `connect`).
+
+    One of `command` (stdio; with `args`, `env`, `cwd`), `url` (streamable HTTP; with `headers`),
+    `server` (an in-process `MCPServer` or `Server`) or `transport` (any `McpTransport`)."""
+
+    command: str | Sequence[str]
+    args: Sequence[str]
+    env: Mapping[str, str]
+    cwd: str | Path
+    url: str
+    headers: Mapping[str, str]
+    server: Any
+    transport: McpTransport
+    id: str
+    timeout: float
+    enabled: bool
+
+
+# Which keywords build which transport, and the ones that go with it.
+_TRANSPORT_KEYS = {"command": ("args", "env", "cwd"), "url": ("headers",), "server": (), "transport": ()}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """One registration as asked: checked when made (`mcp.config_invalid` names the server)."""
+
+    name: str
+    transport: McpTransport
+    id: str | None = None  # None: a slug of the name, made unique when registered
+    timeout: float = DEFAULT_TIMEOUT  # seconds for connecting + listing, and for each call
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        timeout = self.timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) \
+                or timeout <= 0:
+            raise _bad(self.name, f"`timeout` must be a positive number of seconds, not {timeout!r}")
+        object.__setattr__(self, "timeout", float(timeout))
+        if self.id is not None and (not isinstance(self.id, str) or not _ID_RE.fullmatch(self.id)):
+            raise _bad(self.name, f"id `{self.id}` must match {_ID_RE.pattern}")
+        if not isinstance(self.transport, McpTransport):
+            raise _bad(self.name, f"`transport` must be an McpTransport, not {type(self.transport).__name__}")
+        if not isinstance(self.enabled, bool):
+            raise _bad(self.name, "`enabled` / `disabled` must be true or false")
+
+    @classmethod
+    def of(cls, name: str, **fields: Unpack[ServerFields]) -> ServerOptions:
+        """The options `add(name, **fields)` asks for; an unknown keyword is a TypeError."""
+        unknown = sorted(set(fields) - ServerFields.__optional_keys__)
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s) {', '.join(unknown)} for an MCP server")
+        _check_name(name)
+        raw = cast(Mapping[str, Any], fields)  # read by key below; the TypedDict types the callers
+        given = [key for key in _TRANSPORT_KEYS if raw.get(key) is not None]
+        with _about(name):
+            if len(given) != 1:
+                raise config_invalid("give exactly one of `command` (stdio), `url` (streamable HTTP), `server` "
+                                     "(in-process) or `transport`" + (f"; got {', '.join(given)}" if given else ""))
+            transport = _transport(given[0], raw)
+        return cls(name, transport, id=fields.get("id"), timeout=fields.get("timeout", DEFAULT_TIMEOUT),
+                   enabled=fields.get("enabled", True))
+
+    def register(self, taken_ids: set[str] | frozenset[str]) -> ServerSpec:
+        """The spec under this registration's id; `mcp.server_exists` when `id=` is taken."""
+        if self.id is None:
+            return ServerSpec(allocate_id(self.name, taken_ids), self.name, self.transport, self.timeout)
+        if self.id in taken_ids:
+            raise ToolbenchError("mcp.server_exists", f"an MCP server with id `{self.id}` is registered already")
+        return ServerSpec(self.id, self.name, self.transport, self.timeout)
+
+
+def _transport(key: str, fields: Mapping[str, Any]) -> McpTransport:
+    stray = [k for keys in _TRANSPORT_KEYS.values() for k in keys if k not in _TRANSPORT_KEYS[key] and fields.get(k)]
+    if stray:
+        raise config_invalid(f"{', '.join(f'`{k}`' for k in stray)} do not go with `{key}`")
+    if key == "command":
+        return StdioTransport(fields["command"], fields.get("args") or (), fields.get("env"), fields.get("cwd"))
+    if key == "url":
+        return HttpTransport(fields["url"], fields.get("headers"))
+    if key == "server":
+        return InProcessTransport(fields["server"])
+    transport: McpTransport = fields["transport"]  # checked by ServerOptions
+    return transport
 
 
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
-    """One registered server: how to reach it, under which id and name."""
+    """One registered server: its id, display name, transport and timeout."""
 
     id: str
     name: str
-    transport: TransportKind
-    command: tuple[str, ...] = ()  # executable then arguments (stdio)
-    env: Mapping[str, str] | None = field(default=None, repr=False)  # over the SDK's safe defaults; may hold secrets
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] | None = field(default=None, repr=False)
-    server: Any = field(default=None, compare=False, repr=False)  # an in-process MCPServer / Server
+    transport: McpTransport
     timeout: float = DEFAULT_TIMEOUT
 
     @property
@@ -71,91 +151,49 @@ def allocate_id(name: str, taken: set[str] | frozenset[str]) -> str:
     return candidate
 
 
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise ToolbenchError("mcp.config_invalid", "an MCP server needs a non-blank name")
+
+
 def _bad(name: str, problem: str) -> ToolbenchError:
     return ToolbenchError("mcp.config_invalid", f"MCP server `{name}`: {problem}")
 
 
-def _str_map(name: str, what: str, value: Any) -> dict[str, str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise _bad(name, f"`{what}` must be an object of strings, not {type(value).__name__}")
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if not isinstance(key, str) or not isinstance(item, str | int | float) or isinstance(item, bool):
-            raise _bad(name, f"`{what}` entry `{key}` must be a string")
-        out[key] = str(item)
-    return out
+@contextmanager
+def _about(name: str) -> Iterator[None]:
+    """Name the server in the `mcp.config_invalid` errors raised inside (a transport's)."""
+    try:
+        yield
+    except ToolbenchError as exc:
+        if exc.code != "mcp.config_invalid":
+            raise
+        raise _bad(name, exc.message) from exc
 
 
-def make_spec(
-    name: Any,
-    *,
-    taken_ids: set[str] | frozenset[str],
-    command: str | Sequence[str] | None = None,
-    args: Sequence[str] | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | Path | None = None,
-    url: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    server: Any = None,
-    id: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> ServerSpec:
-    """A checked registration, or `ToolbenchError("mcp.config_invalid")` naming what is wrong.
-
-    `command` is a list (`[executable, *arguments]`) or one executable; `args` are appended."""
-    if not isinstance(name, str) or not name.strip():
-        raise ToolbenchError("mcp.config_invalid", "an MCP server needs a non-blank name")
-    given = [k for k, v in (("command", command), ("url", url), ("server", server)) if v is not None]
-    if len(given) != 1:
-        raise _bad(name, "give exactly one of `command` (stdio), `url` (streamable HTTP) or `server` (in-process)"
-                   + (f"; got {', '.join(given)}" if given else ""))
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) or timeout <= 0:
-        raise _bad(name, f"`timeout` must be a positive number of seconds, not {timeout!r}")
-    if id is None:
-        reg_id = allocate_id(name, taken_ids)
-    else:
-        if not isinstance(id, str) or not _ID_RE.fullmatch(id):
-            raise _bad(name, f"id `{id}` must match {_ID_RE.pattern}")
-        if id in taken_ids:
-            raise ToolbenchError("mcp.server_exists", f"an MCP server with id `{id}` is registered already")
-        reg_id = id
-    if headers and url is None:
-        raise _bad(name, "`headers` apply to a `url` server only")
-    if command is not None:
-        argv = [command] if isinstance(command, str) else list(command)
-        argv += list(args or ())
-        if not argv or not all(isinstance(a, str) for a in argv) or not argv[0].strip():
-            raise _bad(name, "`command` must be a non-empty executable, with string arguments")
-        return ServerSpec(
-            id=reg_id, name=name, transport="stdio", command=tuple(argv), env=_str_map(name, "env", env),
-            cwd=None if cwd is None else str(cwd), timeout=float(timeout),
-        )
-    if args or env or cwd:
-        raise _bad(name, "`args`, `env` and `cwd` apply to a stdio `command` only")
-    if url is not None:
-        if not isinstance(url, str) or not re.match(r"^https?://", url):
-            raise _bad(name, f"`url` must start with http:// or https://, not {url!r}")
-        return ServerSpec(id=reg_id, name=name, transport="http", url=url,
-                          headers=_str_map(name, "headers", headers), timeout=float(timeout))
-    from mcp.server import Server
-    from mcp.server.mcpserver import MCPServer
-
-    if not isinstance(server, MCPServer | Server):
-        raise _bad(name, f"`server` must be an mcp MCPServer or Server, not {type(server).__name__}")
-    return ServerSpec(id=reg_id, name=name, transport="memory", server=server, timeout=float(timeout))
+class _FromConfig(Protocol):
+    def from_config(self, entry: ConfigEntry) -> McpTransport: ...
 
 
-def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The `add()` keyword arguments of each server in an `mcp.json` document, in file order.
+CONFIG_TYPES: Mapping[str, _FromConfig] = MappingProxyType({
+    "stdio": StdioTransport,
+    "http": HttpTransport,
+    "streamable-http": HttpTransport,
+    "streamable_http": HttpTransport,
+    "streamablehttp": HttpTransport,
+})
+"""The `mcp.json` `type`s toolbench reads, and the transport class each names (`sse` is not one)."""
+_INFERRED = {"command": "stdio", "url": "http"}  # an entry without a `type`
 
-    Accepts a path or the parsed document: `{"mcpServers": {name: {command, args, env, cwd} |
-    {url, headers}}}`, each entry optionally with `type` (`stdio`, `http`), `disabled` or
-    `enabled`, `timeout` (seconds), `id` and `envFile` (stdio). Other keys other clients use
-    (`autoApprove`, ...) are ignored. Placeholders are expanded (see the module docstring); a
-    relative `cwd` or `envFile` is taken from the file's folder. Every bad entry is named in one
-    `ToolbenchError("mcp.config_invalid")`."""
+
+def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[ServerOptions]:
+    """The registration of each server in an `mcp.json` document, in file order.
+
+    Accepts a path or the parsed document: `{"mcpServers": {name: {...}}}`, each entry a
+    transport's fields (see the module docstring), optionally with `disabled` or `enabled`,
+    `timeout` (seconds) and `id`. Other keys other clients use (`autoApprove`, ...) are ignored.
+    A relative `cwd` or `envFile` is taken from the file's folder. Every bad entry is named in
+    one `ToolbenchError("mcp.config_invalid")`."""
     base: Path | None = None
     if isinstance(source, str | Path):
         path = Path(source)
@@ -169,11 +207,11 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[dict[str, Any
     servers = data.get("mcpServers") if isinstance(data, Mapping) else None
     if not isinstance(servers, Mapping):
         raise ToolbenchError("mcp.config_invalid", 'an MCP config is {"mcpServers": {name: {...}}}')
-    entries: list[dict[str, Any]] = []
+    entries: list[ServerOptions] = []
     problems: list[str] = []
     for name, entry in servers.items():
         try:
-            entries.append(_entry_kwargs(str(name), entry, base))
+            entries.append(_entry_options(str(name), entry, base))
         except ToolbenchError as exc:
             problems.append(exc.message)
     if problems:
@@ -181,108 +219,23 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[dict[str, Any
     return entries
 
 
-def _entry_kwargs(name: str, entry: Any, base: Path | None) -> dict[str, Any]:
-    if not isinstance(entry, Mapping):
-        raise _bad(name, "each server entry must be an object")
-    kind = entry.get("type", entry.get("transport"))
-    if kind is not None and kind != "stdio" and str(kind).lower() not in _HTTP_TYPES:
-        raise _bad(name, f"transport `{kind}` is not supported; use stdio (command) or http (url)")
-    kwargs: dict[str, Any] = {"name": name}
-    for key in ("command", "args", "env", "cwd", "url", "headers", "id", "timeout"):
-        if key in entry and entry[key] is not None:
-            kwargs[key] = entry[key]
-    if "args" in kwargs and (isinstance(kwargs["args"], str) or not isinstance(kwargs["args"], Sequence)):
-        raise _bad(name, "`args` must be a list of strings")
-    for key in ("command", "args", "env", "cwd", "url", "headers"):
-        if key in kwargs:
-            kwargs[key] = _expand_value(name, key, kwargs[key])
-    env_file = entry.get("envFile")
-    if env_file is not None:
-        if not isinstance(env_file, str) or "command" not in kwargs:
-            raise _bad(name, "`envFile` is a path, for a stdio `command` only")
-        path = Path(expand(env_file, name=name, where="envFile"))
-        if base is not None and not path.is_absolute():
-            path = base / path
-        env = kwargs.get("env")
-        if env is not None and not isinstance(env, Mapping):
-            raise _bad(name, "`env` must be an object of strings")
-        kwargs["env"] = {**read_env_file(name, path), **(env or {})}
-    if base is not None and isinstance(kwargs.get("cwd"), str) and not Path(kwargs["cwd"]).is_absolute():
-        kwargs["cwd"] = str(base / kwargs["cwd"])
-    enabled, disabled = entry.get("enabled", True), entry.get("disabled", False)
-    if not isinstance(enabled, bool) or not isinstance(disabled, bool):
-        raise _bad(name, "`enabled` / `disabled` must be true or false")
-    kwargs["enabled"] = enabled and not disabled
-    # Check the shape now, so one bad entry fails the whole file before anything connects.
-    make_spec(taken_ids=frozenset(), **{k: v for k, v in kwargs.items() if k != "enabled"})
-    return kwargs
-
-
-_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
-_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def expand(text: str, *, name: str, where: str, environ: Mapping[str, str] | None = None) -> str:
-    """`text` with its placeholders replaced (see the module docstring); `mcp.config_invalid`
-    names the server, the field and the variable (never a value) when one cannot be."""
-    env = os.environ if environ is None else environ
-
-    def one(match: re.Match[str]) -> str:
-        body = match.group(1)
-        if body == "userHome":
-            return str(Path.home())
-        if body in ("/", "pathSeparator"):
-            return os.sep
-        if body.startswith("input:"):
-            raise _bad(name, f"`{where}` uses `${{{body}}}`, a value VS Code prompts for; toolbench cannot "
-                       "prompt: set an environment variable and write `${env:NAME}`")
-        var, has_default, default = body.partition(":-")
-        var = var.removeprefix("env:")
-        if not _VAR_NAME.fullmatch(var):
-            raise _bad(name, f"`{where}` uses `${{{body}}}`, not a placeholder toolbench knows "
-                       "(`${env:NAME}`, `${NAME}`, `${NAME:-default}`, `${userHome}`)")
-        value = env.get(var)
-        if has_default and not value:
-            return default
-        if value is None:
-            raise _bad(name, f"`{where}` uses `${{{body}}}` but the environment variable {var} is not set "
-                       f"(set it, or give a default: `${{{var}:-default}}`)")
-        return value
-
-    return _PLACEHOLDER.sub(one, text)
-
-
-def _expand_value(name: str, where: str, value: Any) -> Any:
-    """Expand the strings of a field: a string, a list of strings, or an object's values."""
-    if isinstance(value, str):
-        return expand(value, name=name, where=where)
-    if isinstance(value, Mapping):
-        return {k: _expand_value(name, f"{where}.{k}", v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_expand_value(name, f"{where}[{i}]", v) for i, v in enumerate(value)]
-    return value
-
-
-def read_env_file(name: str, path: Path) -> dict[str, str]:
-    """The variables of a dotenv file: `KEY=VALUE` lines, `export KEY=VALUE`, single or double
-    quotes (double ones read `\\n` as a newline), `#` comments; values are taken literally."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _bad(name, f"cannot read envFile {path}: {exc}") from exc
-    out: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        line = line.removeprefix("export ").lstrip()
-        key, sep, value = line.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not _VAR_NAME.fullmatch(key):
-            raise _bad(name, f"envFile {path} line {number} is not KEY=VALUE")
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1].replace("\\n", "\n") if value[0] == '"' else value[1:-1]
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0]  # a comment after an unquoted value
-        out[key] = value
-    return out
+def _entry_options(name: str, entry: Any, base: Path | None) -> ServerOptions:
+    with _about(name):
+        if not isinstance(entry, Mapping):
+            raise config_invalid("each server entry must be an object")
+        kind = entry.get("type", entry.get("transport"))
+        if kind is None:
+            inferred = [_INFERRED[k] for k in _INFERRED if entry.get(k) is not None]
+            if len(inferred) != 1:
+                raise config_invalid("give exactly one of `command` (stdio) or `url` (streamable HTTP)")
+            kind = inferred[0]
+        reader = CONFIG_TYPES.get(str(kind).lower())
+        if reader is None:
+            raise config_invalid(f"transport `{kind}` is not supported; use stdio (command) or http (url)")
+        transport = reader.from_config(ConfigEntry(entry, base))
+        enabled, disabled = entry.get("enabled", True), entry.get("disabled", False)
+        if not isinstance(enabled, bool) or not isinstance(disabled, bool):
+            raise config_invalid("`enabled` / `disabled` must be true or false")
+    timeout = entry.get("timeout")
+    return ServerOptions(name, transport, id=entry.get("id"), enabled=enabled and not disabled,
+                         timeout=DEFAULT_TIMEOUT if timeout is None else timeout)

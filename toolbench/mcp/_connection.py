@@ -45,9 +45,9 @@ from ._client_side import CallTrace, ClientSide, Handlers
 from ._config import ServerSpec
 from ._failures import ConnectFailed, connect_failure, first_error, not_sent, outcome_unknown
 from ._mapping import MappedResult, map_server_error, map_tool_result, response_chars
-from ._procs import CappedLog, is_alive, kill_group
 from ._tools import STRUCTURED_INVALID, OutputCheck
-from ._transport import RejectedTool, TraceMessage, WireMonitor, open_transport, spawned_pid, watched
+from ._transport import TransportContext
+from ._wire import RejectedTool, TraceMessage, WireMonitor, watched
 
 MAX_PAGES = 100  # a paginator that never ends cannot hang discovery
 CLOSE_GRACE = 10.0  # the SDK's own stdio shutdown is bounded at ~6.5 s (stdin, SIGTERM, SIGKILL)
@@ -70,15 +70,15 @@ class Connection:
         self.spec = spec
         self.trace = trace
         self.client_side = client_side or ClientSide(spec.name, Handlers())
-        self.log_path = log_path if spec.transport == "stdio" else None
+        self.log_path = log_path
         self.max_response_chars = max_response_chars
-        self.pid: int | None = None
         self.server_info: dict[str, Any] | None = None
         self.lost = False  # the server side closed while we were using it
         self.rejected: tuple[RejectedTool, ...] = ()
         self.stripped: dict[str, str] = {}  # tools whose outputSchema the monitor took out, and why
         self._on_lost = on_lost
         self._monitor: WireMonitor | None = None
+        self._context: TransportContext | None = None
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._scope: anyio.CancelScope | None = None
@@ -128,21 +128,11 @@ class Connection:
             with anyio.CancelScope(deadline=anyio.current_time() + self.spec.timeout) as scope:
                 self._scope = scope
                 async with AsyncExitStack() as stack:
-                    errlog = None
-                    if self.log_path is not None:
-                        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-                        log = CappedLog(self.log_path)
-                        stack.callback(log.close)
-                        errlog = log.writer
                     self._monitor = WireMonitor(self._protocol_version, self.trace)
                     self._monitor.on_server_request = self.client_side.note_request
-                    transport = open_transport(self.spec, errlog=errlog, monitor=self._monitor)
-
-                    async def opened() -> None:
-                        self.pid = spawned_pid(transport) if self.spec.transport == "stdio" else None
-
+                    self._context = TransportContext(self._monitor, self.log_path)
                     client = Client(
-                        watched(transport, self._monitor, on_open=opened),
+                        watched(self.spec.transport.open(self._context), self._monitor),
                         cache=None,
                         client_info=_CLIENT_INFO,
                         **self.client_side.options(),
@@ -165,7 +155,7 @@ class Connection:
                 else:
                     ready.set_exception(ConnectFailed("mcp.server_timeout", self._timeout_text()))
         except Exception as exc:  # the SDK raises many kinds (and groups of them) while connecting
-            failure = connect_failure(exc, self.spec)
+            failure = connect_failure(exc)
             if not ready.done():
                 ready.set_exception(failure)
             elif not self._stopping:
@@ -174,8 +164,6 @@ class Connection:
             self._client = None
             if not ready.done():
                 ready.set_exception(ConnectFailed("mcp.server_start_failed", "the connection task was cancelled"))
-            if self.pid is not None and is_alive(self.pid):
-                kill_group(self.pid)  # the SDK gave up on it: make sure no child is left
             if self.lost and self._on_lost is not None:
                 self._on_lost(self)
 
@@ -212,8 +200,7 @@ class Connection:
                 await asyncio.wait_for(asyncio.shield(task), CLOSE_GRACE)
             except (TimeoutError, asyncio.CancelledError):
                 task.cancel()
-        if self.pid is not None and is_alive(self.pid):
-            kill_group(self.pid)
+        self.kill()
 
     def _mark_lost(self) -> None:
         """The transport failed under a call: end the connection (the owner reports it lost)."""
@@ -223,9 +210,14 @@ class Connection:
                 self._wake.set()
 
     def kill(self) -> None:
-        """Last resort from any thread (interpreter exit): SIGKILL the server's process group."""
-        if self.pid is not None and is_alive(self.pid):
-            kill_group(self.pid)
+        """Last resort from any thread (interpreter exit): SIGKILL what the transport started."""
+        if self._context is not None:
+            self._context.kill()
+
+    @property
+    def pid(self) -> int | None:
+        """The server process the transport started (stdio), while the connection holds it."""
+        return None if self._context is None else self._context.pid
 
     # -- discovery --------------------------------------------------------------------------
 

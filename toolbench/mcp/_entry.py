@@ -19,11 +19,12 @@ from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ._client_side import CAPABILITIES
 from ._config import ServerSpec
-from ._connection import ConnectFailed, Connection
+from ._connection import Connection
+from ._failures import ConnectFailed
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._procs import is_alive, tail_lines
 from ._tools import ToolRecord, build_records
-from ._transport import TRACE_MESSAGES, TraceMessage
+from ._wire import TRACE_MESSAGES, TraceMessage
 
 Permissions = Mapping[ToolId, Permission]
 
@@ -204,7 +205,7 @@ class Entry:
             id=self.spec.id,
             name=self.spec.name,
             state=self.state,
-            transport=self.spec.transport,
+            transport=self.spec.transport.kind,
             tools=tools,
             diagnostic_code=code,
             diagnostic=message,

@@ -1,5 +1,6 @@
 """The toolbench errors a connection reports, and the translation of what the SDK raises while
-connecting (exception groups included) into one `ConnectFailed`."""
+connecting (exception groups included) into one `ConnectFailed` (a transport may raise one
+itself, as stdio does for a server that cannot be started)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from mcp.types import CONNECTION_CLOSED
 from pydantic import ValidationError
 
 from ..core.errors import OutcomeUnknown, ToolError
-from ._config import ServerSpec
 
 
 class ConnectFailed(Exception):
@@ -47,7 +47,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def connect_failure(exc: BaseException, spec: ServerSpec) -> ConnectFailed:
+def connect_failure(exc: BaseException) -> ConnectFailed:
     """The first meaningful failure in what connecting raised (cancellations are skipped)."""
     if isinstance(exc, ConnectFailed):
         return exc
@@ -55,8 +55,6 @@ def connect_failure(exc: BaseException, spec: ServerSpec) -> ConnectFailed:
     leaf = leaves[0]
     if isinstance(leaf, ConnectFailed):
         return leaf
-    if isinstance(leaf, OSError) and spec.transport == "stdio":
-        return ConnectFailed("mcp.server_start_failed", f"cannot start `{spec.command[0]}`: {leaf}")
     if isinstance(leaf, MCPError):
         if leaf.code == CONNECTION_CLOSED:
             return ConnectFailed(

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..core.ids import ToolId
-from ._config import TransportKind
 
 ServerState = Literal["pending", "active", "disabled", "failed"]
 """`pending`: registered, not connected yet (`connect=False`, or connecting); `active`: connected
@@ -42,7 +41,7 @@ class McpServerInfo:
     id: str
     name: str
     state: ServerState
-    transport: TransportKind
+    transport: str  # the transport's kind: stdio, http, memory, sdk, or a custom one's
     tools: tuple[McpToolInfo, ...]
     diagnostic_code: str | None
     diagnostic: str | None

@@ -12,20 +12,20 @@ import asyncio
 import atexit
 import contextlib
 import weakref
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
 from ._client_side import ClientSide, Handler, Handlers, RootsProvider
-from ._config import DEFAULT_TIMEOUT, make_spec, parse_mcp_json
+from ._config import ServerFields, ServerOptions, parse_mcp_json
 from ._connection import Connection
 from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
-from ._transport import TRACE_MESSAGES, TraceMessage
+from ._wire import TRACE_MESSAGES, TraceMessage
 
 if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
     from ..core.loop import LoopThread
@@ -60,96 +60,56 @@ class McpManager:
 
     # -- registering ------------------------------------------------------------------------
 
-    def add(
-        self,
-        name: str,
-        *,
-        command: str | Sequence[str] | None = None,
-        args: Sequence[str] | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | Path | None = None,
-        url: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        server: Any = None,
-        id: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        enabled: bool = True,
-        connect: bool = True,
-    ) -> McpServerInfo:
+    def add(self, name: str, *, connect: bool = True, **fields: Unpack[ServerFields]) -> McpServerInfo:
         """Register a server and (unless `connect=False`) connect and list its tools.
 
         One of `command=[exe, *args]` (stdio; `args`, `env`, `cwd` too), `url=` (streamable HTTP;
-        `headers`) or `server=` (an in-process `MCPServer` or low-level `Server`). `id=` fixes the
-        registration id, `timeout=` bounds connecting, listing and each call (seconds, default
-        60), `enabled=False` registers it switched off. A server that fails becomes `failed` with
-        a diagnostic; only misuse raises (`mcp.config_invalid`, `mcp.server_exists`)."""
-        return self._run(self.aadd(name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
-                                   server=server, id=id, timeout=timeout, enabled=enabled, connect=connect))
+        `headers`), `server=` (an in-process `MCPServer` or low-level `Server`) or `transport=`
+        (any `McpTransport`: `StdioTransport`, `HttpTransport`, `InProcessTransport`,
+        `SdkTransport(factory)` or a class of your own). `id=` fixes the registration id,
+        `timeout=` bounds connecting, listing and each call (seconds, default 60),
+        `enabled=False` registers it switched off. A server that fails becomes `failed` with a
+        diagnostic; only misuse raises (`mcp.config_invalid`, `mcp.server_exists`)."""
+        return self._run(self.aadd(name, connect=connect, **fields))
 
-    async def aadd(
-        self,
-        name: str,
-        *,
-        command: str | Sequence[str] | None = None,
-        args: Sequence[str] | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | Path | None = None,
-        url: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        server: Any = None,
-        id: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        enabled: bool = True,
-        connect: bool = True,
-    ) -> McpServerInfo:
-        options = dict(command=command, args=args, env=env, cwd=cwd, url=url, headers=headers, server=server,
-                       id=id, timeout=timeout)
-        return await self._loop.run_async(self._add(name, options, enabled, connect))
-
-    async def _add(self, name: str, options: dict[str, Any], enabled: bool, connect: bool) -> McpServerInfo:
-        entry = self._register(name, options, enabled)
-        if enabled and connect:
-            await self._connect(entry)
-        return self._info(entry)
-
-    def _register(self, name: str, options: dict[str, Any], enabled: bool) -> Entry:
-        self._check_open()
-        if any(e.spec.name == name for e in self._entries.values()):
-            raise ToolbenchError("mcp.server_exists", f"an MCP server named `{name}` is registered already")
-        spec = make_spec(name, taken_ids=frozenset(self._entries), **options)
-        log_path = self._log_dir / f"{spec.id}.stderr.log" if spec.transport == "stdio" else None
-        entry = Entry(spec, bool(enabled), log_path)
-        self._entries[spec.id] = entry
-        return entry
+    async def aadd(self, name: str, *, connect: bool = True, **fields: Unpack[ServerFields]) -> McpServerInfo:
+        [info] = await self._loop.run_async(self._add([ServerOptions.of(name, **fields)], connect))
+        return info
 
     def load_config(self, source: str | Path | Mapping[str, Any], *, connect: bool = True) -> list[McpServerInfo]:
-        """Register every server of an `mcp.json` document (a path or the parsed object)."""
+        """Register every server of an `mcp.json` document (a path or the parsed object): all or
+        none (`mcp.config_invalid` names every bad entry, `mcp.server_exists` a name taken)."""
         return self._run(self.aload_config(source, connect=connect))
 
     async def aload_config(
         self, source: str | Path | Mapping[str, Any], *, connect: bool = True
     ) -> list[McpServerInfo]:
-        entries = parse_mcp_json(source)
-        return await self._loop.run_async(self._load(entries, connect))
+        return await self._loop.run_async(self._add(parse_mcp_json(source), connect))
 
-    async def _load(self, entries: list[dict[str, Any]], connect: bool) -> list[McpServerInfo]:
+    async def _add(self, options: list[ServerOptions], connect: bool) -> list[McpServerInfo]:
+        """Register all of `options` or none, then connect the enabled ones concurrently."""
         self._check_open()
-        names = [e["name"] for e in entries]
-        clash = [n for n in names if any(x.spec.name == n for x in self._entries.values())]
+        clash = [o.name for o in options if any(e.spec.name == o.name for e in self._entries.values())]
         if clash:
-            raise ToolbenchError("mcp.server_exists", f"MCP servers named {', '.join(clash)} are registered already")
-        added = []
-        for kwargs in entries:
-            options = {k: v for k, v in kwargs.items() if k not in ("name", "enabled")}
-            try:
-                added.append(self._register(kwargs["name"], options, kwargs["enabled"]))
-            except ToolbenchError:
-                for entry in added:  # all or nothing
-                    del self._entries[entry.spec.id]
-                raise
+            raise ToolbenchError("mcp.server_exists",
+                                 f"MCP server name(s) registered already: {', '.join(f'`{n}`' for n in clash)}")
+        added: list[Entry] = []
+        try:
+            for option in options:
+                added.append(self._register(option))
+        except ToolbenchError:
+            for entry in added:
+                del self._entries[entry.spec.id]
+            raise
         if connect:
             await asyncio.gather(*(self._connect(e) for e in added if e.enabled))
         return [self._info(e) for e in added]
+
+    def _register(self, options: ServerOptions) -> Entry:
+        spec = options.register(frozenset(self._entries))
+        log_path = self._log_dir / f"{spec.id}.stderr.log" if spec.transport.stderr_log else None
+        entry = self._entries[spec.id] = Entry(spec, options.enabled, log_path)
+        return entry
 
     def remove(self, name: str) -> None:
         """Close a server and forget it (and its tool permissions)."""

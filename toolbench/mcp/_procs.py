@@ -1,7 +1,7 @@
 """Child processes and their stderr logs: kill a stdio server's group, keep its stderr in a capped
 log, read a log tail.
 
-The server's pid comes from the SDK's transport (`_transport.spawned_pid`); liveness is read
+The server's pid comes from the SDK's stdio transport (`_transport.StdioTransport`); liveness is read
 from /proc where there is one (Linux), so a zombie counts as gone.
 """
 

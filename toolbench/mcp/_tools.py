@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
-from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
-from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+from jsonschema import Draft202012Validator, SchemaError
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
@@ -41,7 +41,7 @@ from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError
 from ..core.ids import ToolId
 from ._config import ServerSpec
-from ._transport import RejectedTool
+from ._wire import RejectedTool
 
 SPEC_NAME_CHARS = 128  # the MCP spec's SHOULD for tool names (2025-11-25, "Tool names")
 STRUCTURED_INVALID = "mcp.structured_content_invalid"

@@ -1,202 +1,200 @@
-"""Opening a server's transport, and watching its message streams.
+"""Transports: how toolbench reaches one MCP server, as a frozen value.
 
-`open_transport` picks the SDK transport for a registration: stdio (a child process whose stderr
-goes to a log file, so it works inside Jupyter where stderr has no file descriptor), streamable
-HTTP (optional headers) or in-memory (an in-process server). `watched` wraps the streams with a
-`WireMonitor`, which learns what the SDK does not say:
+A transport is one class: a subclass of `McpTransport` whose `open(context)` gives an async
+context manager of the SDK's `(read, write)` streams, opened anew at each connect. `kind` labels
+it (`McpServerInfo.transport`). The connection watches the streams (`_wire`), so every transport
+gets the same outcomes, traces and listing repairs. What is special to one transport stays in
+its class:
 
-- whether a `tools/call` request was handed to the transport (a call that never left is
-  "not sent"; one that left may have run);
-- when the server side closed (the process died, the connection broke);
-- lines on stdout that are not JSON-RPC (kept as samples for diagnostics);
-- tools in a `tools/list` page the SDK would reject: each is taken out of the page and
-  recorded, so one broken tool does not fail the whole listing; a tool whose only fault is its
-  `outputSchema` stays, without the schema (recorded in `stripped`: it is a record for the
-  user, and the tool works without it);
-- requests the server sends the client (`on_server_request`), so one the SDK refuses for an
-  undeclared capability is noted on the call.
+- `StdioTransport(command, args, env, cwd)`: a child process. It gets the SDK's safe default
+  environment plus `env`, nothing of toolbench's own; its stderr goes to the log the context
+  names (a pipe drained by a thread, so it works inside Jupyter where stderr has no file
+  descriptor); its pid is reported to the context, and its process group is killed when the
+  connection ends or gives up.
+- `HttpTransport(url, headers)`: streamable HTTP. A `tools/call` POST that could not even
+  connect is reported to the context as not sent.
+- `InProcessTransport(server)`: the SDK's in-memory double for an `MCPServer` or `Server`.
+- `SdkTransport(factory)`: any other SDK transport; `factory()` returns a new async context
+  manager of streams at each connect (`SdkTransport(lambda: sse_client(url))`).
 
-`spawned_pid` reads the pid of the process the SDK's stdio transport started: the SDK does not
-expose it, and toolbench adds nothing to a server's environment to find it.
+The `mcp.json` types that name these classes are in `_config.CONFIG_TYPES`; the classes read
+their entry in `from_config`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, TextIO
+import os
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TextIO
 
-import anyio
 import httpx2
+from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.message import SessionMessage
-from mcp.types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
-from mcp.types.methods import validate_server_result
-from pydantic import ValidationError
 
-from ._config import ServerSpec
+from ._failures import ConnectFailed
+from ._mcp_json import ConfigEntry, config_invalid, read_env_file
+from ._procs import CappedLog, is_alive, kill_group
+from ._wire import WireMonitor
 
-_FALLBACK_VERSION = "2025-11-25"
-_NOISE_SAMPLES = 5
-TRACE_MESSAGES = 200  # JSON-RPC messages kept per server, across reconnects
-TRACE_CHARS = 4_000  # of each message's JSON text
+Streams = AbstractAsyncContextManager[TransportStreams]
 
 
-@dataclass(frozen=True, slots=True)
-class TraceMessage:
-    """One JSON-RPC message as it crossed the transport (`sent` by toolbench, or `received`).
+class TransportContext:
+    """What one connection lends the transport it opens.
 
-    `text` is the message's JSON, cut at TRACE_CHARS (`cut` says so); `kind` is `request`,
-    `notification`, `response` or `error`; `id` and `method` are empty when the message has none."""
+    `log_path`: where the server's stderr goes, for a transport with `stderr_log` (None: nowhere).
+    A transport that starts a process sets `pid` (shown in `McpServerInfo.pid`; its group is
+    killed when the connection gives up), and one that knows a `tools/call` request never left
+    calls `call_not_sent()` (the call is then reported as not sent rather than outcome unknown)."""
 
-    at: float  # time.time()
-    direction: Literal["sent", "received"]
-    kind: str
-    method: str
-    id: str
-    text: str
-    cut: bool
+    def __init__(self, monitor: WireMonitor, log_path: Path | None = None) -> None:
+        self.log_path = log_path
+        self.pid: int | None = None
+        self._monitor = monitor
+
+    def call_not_sent(self) -> None:
+        self._monitor.call_sent = False
+
+    def kill(self) -> None:
+        """SIGKILL the process group of the server this transport started, if it still runs."""
+        if self.pid is not None and is_alive(self.pid):
+            kill_group(self.pid)
+
+
+class McpTransport(ABC):
+    """How to reach one MCP server. Subclass it (a frozen dataclass is the habit) to add one.
+
+    `kind` is the label `McpServerInfo.transport` shows; `stderr_log` says whether the server's
+    stderr has a log (`<log_dir>/<registration-id>.stderr.log`, given as `context.log_path`)."""
+
+    __slots__ = ()
+    kind: ClassVar[str] = "custom"
+    stderr_log: ClassVar[bool] = False
+
+    @abstractmethod
+    def open(self, context: TransportContext) -> Streams:
+        """A new async context manager of the SDK's `(read, write)` streams (entered by the connection)."""
+
+
+def _str_map(what: str, value: Any) -> dict[str, str] | None:
+    """An object of strings (numbers are taken as their text), copied; None stays None."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise config_invalid(f"`{what}` must be an object of strings, not {type(value).__name__}")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str | int | float) or isinstance(item, bool):
+            raise config_invalid(f"`{what}` entry `{key}` must be a string")
+        out[key] = str(item)
+    return out
+
+
+def _only(entry: ConfigEntry, allowed: frozenset[str], kind: str) -> None:
+    """Refuse transport fields that belong to another transport (a stdio entry with `headers`)."""
+    foreign = sorted(k for k in _TRANSPORT_FIELDS - allowed if entry.has(k))
+    if foreign:
+        raise config_invalid(f"a {kind} server takes no {', '.join(f'`{k}`' for k in foreign)}")
+
+
+_STDIO_FIELDS = frozenset({"command", "args", "env", "cwd", "envFile"})
+_HTTP_FIELDS = frozenset({"url", "headers"})
+_TRANSPORT_FIELDS = _STDIO_FIELDS | _HTTP_FIELDS
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class StdioTransport(McpTransport):
+    """A server run as a child process, speaking JSON-RPC on its stdin and stdout.
+
+    `command` is one executable or `[executable, *arguments]`; `args` are appended. `env` goes
+    over the SDK's safe default environment; `cwd` is the working folder. Equal values make the
+    same transport: `StdioTransport(t.command, t.args, t.env, t.cwd) == t`."""
+
+    kind: ClassVar[str] = "stdio"
+    stderr_log: ClassVar[bool] = True
+    command: str
+    args: tuple[str, ...]
+    env: Mapping[str, str] | None = field(repr=False, hash=False)  # may hold secrets
+    cwd: str | None
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+    ) -> None:
+        if not isinstance(command, str | Sequence) or isinstance(args, str) or not isinstance(args, Sequence):
+            raise config_invalid("`command` is an executable or a list, `args` a list of strings")
+        argv = [command] if isinstance(command, str) else list(command)
+        argv += list(args)
+        if not argv or not all(isinstance(a, str) for a in argv) or not argv[0].strip():
+            raise config_invalid("`command` must be a non-empty executable, with string arguments")
+        object.__setattr__(self, "command", argv[0])
+        object.__setattr__(self, "args", tuple(argv[1:]))
+        object.__setattr__(self, "env", _str_map("env", env))
+        object.__setattr__(self, "cwd", None if cwd is None else str(cwd))
 
     @classmethod
-    def of(cls, direction: Literal["sent", "received"], message: Any) -> TraceMessage:
-        if isinstance(message, JSONRPCRequest):
-            kind = "request"
-        elif isinstance(message, JSONRPCResponse):
-            kind = "response"
-        elif isinstance(message, JSONRPCError):
-            kind = "error"
-        else:
-            kind = "notification"
-        try:
-            text = message.model_dump_json(by_alias=True, exclude_none=True)
-        except Exception:  # a trace never breaks a call
-            text = repr(message)
-        message_id = getattr(message, "id", None)  # 0 is an id
-        return cls(time.time(), direction, kind, str(getattr(message, "method", "") or ""),
-                   "" if message_id is None else str(message_id), text[:TRACE_CHARS], len(text) > TRACE_CHARS)
+    def from_config(cls, entry: ConfigEntry) -> StdioTransport:
+        """From `{command, args, env, cwd, envFile}`: `envFile`'s variables go under `env`, which
+        wins on a clash."""
+        _only(entry, _STDIO_FIELDS, "stdio")
+        args, env = entry.value("args"), entry.value("env")
+        env_file = entry.path("envFile")
+        if env_file is not None:
+            if env is not None and not isinstance(env, Mapping):
+                raise config_invalid("`env` must be an object of strings")
+            env = {**read_env_file(env_file), **(env or {})}
+        return cls(entry.value("command"), args or (), env, entry.path("cwd"))
+
+    def open(self, context: TransportContext) -> Streams:
+        return self._streams(context)
+
+    @asynccontextmanager
+    async def _streams(self, context: TransportContext) -> AsyncIterator[TransportStreams]:
+        params = StdioServerParameters(
+            command=self.command, args=list(self.args), env=dict(self.env or {}), cwd=self.cwd,
+            encoding_error_handler="replace",
+        )
+        async with AsyncExitStack() as stack:
+            client = stdio_client(params, errlog=_errlog(context.log_path, stack))
+            stack.callback(context.kill)  # after the SDK's own shutdown: make sure no child is left
+            try:
+                streams = await stack.enter_async_context(client)
+            except OSError as exc:  # the SDK spawns before anything else: nothing else raises this here
+                raise ConnectFailed("mcp.server_start_failed", f"cannot start `{self.command}`: {exc}") from exc
+            context.pid = _spawned_pid(client)
+            yield streams
 
 
-@dataclass(frozen=True, slots=True)
-class RejectedTool:
-    """A listed tool the SDK would refuse, with the first reason."""
-
-    name: str | None
-    code: str
-    message: str
-
-
-class WireMonitor:
-    """Facts about one connection, learnt from its messages."""
-
-    def __init__(self, protocol_version: Callable[[], str | None],
-                 trace: deque[TraceMessage] | None = None) -> None:
-        self._protocol_version = protocol_version
-        self.trace: deque[TraceMessage] = trace if trace is not None else deque(maxlen=TRACE_MESSAGES)
-        self.closed = anyio.Event()
-        self.call_sent = False
-        self.noise_count = 0
-        self.noise: list[str] = []
-        self.rejected: list[RejectedTool] = []
-        self.stripped: dict[str, str] = {}  # tool name -> why its outputSchema was taken out
-        self.on_server_request: Callable[[str], None] | None = None
-        self._list_ids: set[str] = set()
-
-    def outgoing(self, item: SessionMessage) -> bool:
-        """Note a message about to be written; True for a `tools/call` request."""
-        message = item.message
-        self.trace.append(TraceMessage.of("sent", message))
-        if isinstance(message, JSONRPCRequest):
-            if message.method == "tools/list":
-                self._list_ids.add(str(message.id))
-            elif message.method == "tools/call":
-                self.call_sent = True
-                return True
-        return False
-
-    def incoming(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
-        if isinstance(item, Exception):
-            self.noise_count += 1
-            self.noise = [*self.noise, _short(item)][-_NOISE_SAMPLES:]
-            return item
-        message = item.message
-        self.trace.append(TraceMessage.of("received", message))
-        if isinstance(message, JSONRPCRequest):
-            if self.on_server_request is not None:
-                self.on_server_request(message.method)
-            return item
-        if isinstance(message, JSONRPCResponse | JSONRPCError) and str(message.id) in self._list_ids:
-            self._list_ids.discard(str(message.id))
-            if isinstance(message, JSONRPCResponse):
-                return self._sanitise_listing(item, message)
-        return item
-
-    def _sanitise_listing(self, item: SessionMessage, message: JSONRPCResponse) -> SessionMessage:
-        page = message.result
-        tools = page.get("tools")
-        if not isinstance(tools, list):
-            return item
-        version = self._protocol_version() or _FALLBACK_VERSION
-        rest = {k: v for k, v in page.items() if k != "tools"}
-        if _wire_problem(version, {**rest, "tools": []}) is not None:
-            return item  # the page itself is broken: let the SDK reject it as a whole
-        kept: list[Any] = []
-        changed = False
-        for tool in tools:
-            problem = _wire_problem(version, {**rest, "tools": [tool]})
-            if problem is None:
-                kept.append(tool)
-                continue
-            changed = True
-            name = tool.get("name") if isinstance(tool, dict) else None
-            if isinstance(tool, dict) and "outputSchema" in tool and isinstance(name, str):
-                bare = {k: v for k, v in tool.items() if k != "outputSchema"}
-                if _wire_problem(version, {**rest, "tools": [bare]}) is None:
-                    self.stripped[name] = f"outputSchema breaks the MCP wire format ({problem[1]})"
-                    kept.append(bare)
-                    continue
-            self.rejected.append(RejectedTool(name if isinstance(name, str) else None, *problem))
-        if not changed:
-            return item
-        fixed = JSONRPCResponse(jsonrpc="2.0", id=message.id, result={**page, "tools": kept})
-        return SessionMessage(message=fixed, metadata=item.metadata)
-
-    def mark_closed(self) -> None:
-        self.closed.set()
+def _errlog(log_path: Path | None, stack: AsyncExitStack) -> TextIO:
+    """The child's stderr: a capped log, closed after the child's shutdown; /dev/null without one."""
+    if log_path is None:
+        return stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = CappedLog(log_path)
+    stack.callback(log.close)
+    return log.writer
 
 
-def _wire_problem(version: str, page: dict[str, Any]) -> tuple[str, str] | None:
-    try:
-        validate_server_result("tools/list", version, page)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = [str(part) for part in error["loc"]]
-        where = ".".join(loc[2:]) if loc[:1] == ["tools"] else ".".join(loc)
-        if "inputSchema" in loc:
-            code = "mcp.tool_schema_invalid"
-        elif loc[2:3] == ["name"]:
-            code = "mcp.tool_name_invalid"
-        else:
-            code = "mcp.tool_invalid"
-        return code, f"{where or 'tool'}: {error['msg']}"
-    except (KeyError, ValueError):
-        return None  # a version or method the SDK does not check: nothing to say
-    return None
+def _spawned_pid(client: AbstractAsyncContextManager[Any]) -> int | None:
+    """The pid of the server process an entered SDK stdio transport started, or None.
 
-
-def _short(exc: Exception) -> str:
-    """The offending stdout line when the SDK says which, else the error's first line."""
-    if isinstance(exc, ValidationError):
-        errors = exc.errors()
-        if errors and isinstance(errors[0].get("input"), str):
-            return repr(errors[0]["input"][:120])
-    lines = str(exc).splitlines()
-    return (lines[0] if lines else type(exc).__name__)[:200]
+    `stdio_client` keeps the process in a local of its generator, suspended while the transport
+    is open; reading that frame is the one way in that changes nothing the server sees (an
+    environment marker leaked into the server's `env`, and a children diff races other spawns)."""
+    frame = getattr(getattr(client, "gen", None), "ag_frame", None)
+    process = frame.f_locals.get("process") if frame is not None else None
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) else None
 
 
 class _QuietParseErrors(logging.Filter):
@@ -209,140 +207,55 @@ class _QuietParseErrors(logging.Filter):
 logging.getLogger("mcp.client.stdio").addFilter(_QuietParseErrors())
 
 
-class _ReadStream:
-    def __init__(self, inner: Any, monitor: WireMonitor) -> None:
-        self._inner = inner
-        self._monitor = monitor
+@dataclass(frozen=True, slots=True, init=False)
+class HttpTransport(McpTransport):
+    """A server reached over streamable HTTP at `url` (http:// or https://), with `headers` on
+    every request."""
 
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
+    kind: ClassVar[str] = "http"
+    url: str
+    headers: Mapping[str, str] | None = field(repr=False, hash=False)  # may hold secrets
 
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            item = await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._monitor.mark_closed()
-            raise
-        return self._monitor.incoming(item)
+    def __init__(self, url: str, headers: Mapping[str, str] | None = None) -> None:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise config_invalid(f"`url` must start with http:// or https://, not {url!r}")
+        object.__setattr__(self, "url", url)
+        object.__setattr__(self, "headers", _str_map("headers", headers))
 
-    def __aiter__(self) -> _ReadStream:
-        return self
+    @classmethod
+    def from_config(cls, entry: ConfigEntry) -> HttpTransport:
+        """From `{url, headers}`."""
+        _only(entry, _HTTP_FIELDS, "streamable HTTP")
+        return cls(entry.value("url"), entry.value("headers"))
 
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
+    def open(self, context: TransportContext) -> Streams:
+        return self._streams(context)
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _ReadStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class _WriteStream:
-    def __init__(self, inner: Any, monitor: WireMonitor) -> None:
-        self._inner = inner
-        self._monitor = monitor
-
-    async def send(self, item: SessionMessage, /) -> None:
-        is_call = self._monitor.outgoing(item)
-        try:
-            await self._inner.send(item)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            if is_call:
-                self._monitor.call_sent = False  # refused by the transport: it never left
-            self._monitor.mark_closed()
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WriteStream:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-@asynccontextmanager
-async def watched(
-    transport: AbstractAsyncContextManager[tuple[Any, Any]],
-    monitor: WireMonitor,
-    *,
-    on_open: Callable[[], Awaitable[None]] | None = None,
-) -> AsyncIterator[tuple[Any, Any]]:
-    """The transport's streams, seen through `monitor`; `on_open` runs once the transport is up."""
-    async with transport as (read_stream, write_stream):
-        if on_open is not None:
-            await on_open()
-        yield _ReadStream(read_stream, monitor), _WriteStream(write_stream, monitor)
-
-
-def open_transport(
-    spec: ServerSpec, *, errlog: TextIO | None, monitor: WireMonitor
-) -> AbstractAsyncContextManager[tuple[Any, Any]]:
-    """The SDK transport for a registration (not yet entered)."""
-    if spec.transport == "stdio":
-        params = StdioServerParameters(
-            command=spec.command[0],
-            args=list(spec.command[1:]),
-            env=dict(spec.env or {}),  # over the SDK's safe defaults; nothing of toolbench's own
-            cwd=spec.cwd,
-            encoding_error_handler="replace",
-        )
-        assert errlog is not None
-        return stdio_client(params, errlog=errlog)
-    if spec.transport == "http":
-        assert spec.url is not None
-        return _http(spec.url, dict(spec.headers or {}), monitor)
-    from mcp.client._memory import InMemoryTransport  # the SDK's in-process double
-
-    return InMemoryTransport(spec.server)
-
-
-def spawned_pid(transport: AbstractAsyncContextManager[Any]) -> int | None:
-    """The pid of the server process an entered SDK stdio transport started, or None.
-
-    `stdio_client` keeps the process in a local of its generator, suspended while the transport
-    is open; reading that frame is the one way in that changes nothing the server sees (an
-    environment marker leaked into the server's `env`, and a children diff races other spawns)."""
-    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
-    process = frame.f_locals.get("process") if frame is not None else None
-    pid = getattr(process, "pid", None)
-    return pid if isinstance(pid, int) else None
+    @asynccontextmanager
+    async def _streams(self, context: TransportContext) -> AsyncIterator[TransportStreams]:
+        tracker = _RefusedCallTracker(context)
+        client = httpx2.AsyncClient(headers=dict(self.headers or {}), timeout=_HTTP_TIMEOUT, transport=tracker)
+        async with client, streamable_http_client(self.url, http_client=client) as streams:
+            yield streams
 
 
 # The SDK's defaults for MCP over HTTP: 30 s to connect and write, 5 minutes to read a stream.
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
 
-@asynccontextmanager
-async def _http(url: str, headers: dict[str, str], monitor: WireMonitor) -> AsyncIterator[tuple[Any, Any]]:
-    transport = _RefusedCallTracker(monitor)
-    client = httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, transport=transport)
-    async with client, streamable_http_client(url, http_client=client) as streams:
-        yield streams
-
-
 class _RefusedCallTracker(httpx2.AsyncBaseTransport):
     """Marks a `tools/call` POST that could not even connect as not sent."""
 
-    def __init__(self, monitor: WireMonitor) -> None:
+    def __init__(self, context: TransportContext) -> None:
         self._inner = httpx2.AsyncHTTPTransport()
-        self._monitor = monitor
+        self._context = context
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
             return await self._inner.handle_async_request(request)
         except (httpx2.ConnectError, httpx2.ConnectTimeout):
             if request.method == "POST" and _is_call(request):
-                self._monitor.call_sent = False
+                self._context.call_not_sent()
             raise
 
     async def aclose(self) -> None:
@@ -355,3 +268,44 @@ def _is_call(request: httpx2.Request) -> bool:
     except (ValueError, httpx2.RequestNotRead):
         return False
     return isinstance(body, dict) and body.get("method") == "tools/call"
+
+
+@dataclass(frozen=True, slots=True)
+class InProcessTransport(McpTransport):
+    """An `MCPServer` or low-level `Server` run in this process, over the SDK's in-memory streams
+    (the same JSON-RPC messages as stdio and HTTP, so the monitor sees them alike)."""
+
+    kind: ClassVar[str] = "memory"
+    server: Any = field(repr=False)
+
+    def __post_init__(self) -> None:
+        from mcp.server import Server
+        from mcp.server.mcpserver import MCPServer
+
+        if not isinstance(self.server, MCPServer | Server):
+            raise config_invalid(f"`server` must be an mcp MCPServer or Server, not {type(self.server).__name__}")
+
+    def open(self, context: TransportContext) -> Streams:
+        from mcp.client._memory import InMemoryTransport  # the SDK's in-process double
+
+        return InMemoryTransport(self.server)
+
+
+@dataclass(frozen=True, slots=True)
+class SdkTransport(McpTransport):
+    """Any SDK transport: `factory()` returns a new async context manager of `(read, write)`
+    streams at each connect, e.g. `SdkTransport(lambda: sse_client(url))`."""
+
+    kind: ClassVar[str] = "sdk"
+    factory: Callable[[], AbstractAsyncContextManager[Any]]
+
+    def __post_init__(self) -> None:
+        if not callable(self.factory):
+            raise config_invalid(f"`factory` must be a callable, not {type(self.factory).__name__}")
+
+    def open(self, context: TransportContext) -> Streams:
+        streams = self.factory()
+        if not hasattr(streams, "__aenter__"):
+            raise ConnectFailed("mcp.server_start_failed", "the SdkTransport factory returned a "
+                                f"{type(streams).__name__}, not an async context manager of streams")
+        return streams
