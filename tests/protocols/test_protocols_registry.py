@@ -4,7 +4,7 @@ built-in names are fixed, clashes and non-providers are refused with codes."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from protocol_tools import READ_FILE, load_fixture, tool
@@ -19,6 +19,7 @@ from toolbench.protocols import (
     DecodedResponse,
     Exchange,
     Problem,
+    ProtocolName,
     Provider,
     RenderableTool,
     RenderOptions,
@@ -93,8 +94,8 @@ def test_a_built_in_provider_object_gives_what_its_name_gives(protocol):
                                                                                           ["dice_roll"])
 
 
-def test_the_built_in_names_come_first_and_are_protocols():
-    assert names()[:4] == PROTOCOLS
+def test_the_built_in_providers_are_protocols_and_protocol_name_in_one_order():
+    assert names() == PROTOCOLS == get_args(ProtocolName)  # nothing is registered outside a test's fixture
     assert all(isinstance(get_provider(name), BaseProvider) for name in PROTOCOLS)
 
 
