@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
-
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["lab"]:  # before the imports below: `lab` needs none of the package
+        return _lab(argv[1:])
+    from .protocols import names
+
     parser = argparse.ArgumentParser(prog="toolbench", description="A workbench for an LLM agent's tool runtime.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -20,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     snap.add_argument("--profile", help="a JSON or TOML profile (default: the embedded default)")
     snap.add_argument("--workspace", help="the workspace folder (default: a fresh demo workspace)")
     snap.add_argument("--scene", choices=("chat", "session"), default="chat")
-    snap.add_argument("--protocol", choices=PROTOCOLS, default="openai")
+    snap.add_argument("--protocol", choices=names(), default="openai")
     snap.add_argument("--check", action="store_true",
                       help="list each provider's problems with the tool list; exit 1 if any would refuse it")
     snap.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema",
@@ -36,9 +39,6 @@ def main(argv: list[str] | None = None) -> int:
 
     sub.add_parser("lab", help="open JupyterLab on the bundled notebooks (other options go to jupyter lab)")
 
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["lab"]:
-        return _lab(argv[1:])
     args = parser.parse_args(argv)
     from . import MISSING, ToolbenchError, Workbench
 

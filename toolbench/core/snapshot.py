@@ -113,28 +113,33 @@ class Snapshot(Frozen):
     def binding_of(self, tool_id: ToolId) -> Binding | None:
         return self.by_tool_id.get(tool_id)
 
-    def render(self, protocol: str, *, schema: str = "json-schema", strict: bool | None = None,
+    # `protocol` is a name or a `toolbench.protocols.Provider`, typed `Any` because core may not
+    # name a protocols type; the protocols functions check it (`protocol.unknown`).
+    def render(self, protocol: Any, *, schema: str = "json-schema", strict: bool | None = None,
                defer_loading: Iterable[str] = ()) -> list[dict[str, Any]]:
-        """The tool list exactly as that provider's API takes it.
+        """The tool list exactly as that provider's API takes it (`protocol`: a provider or the
+        name it is registered under, `toolbench.protocols.names()`).
 
         Gemini gets `parametersJsonSchema`, or the OpenAPI subset in `parameters` with
         `schema="openapi"` (for older models). `strict` defaults to the profile's setting for
         that provider (`tools.openaiStrict`, `tools.anthropicStrict`); `defer_loading` names
         Anthropic tools to send with `defer_loading: true`."""
-        from ..protocols import render
+        from ..protocols import get_provider, render
 
-        chosen = self.strict_for(protocol) if strict is None else strict
-        return render(protocol, self.bindings, strict=chosen, schema=schema, defer_loading=defer_loading)
+        provider = get_provider(protocol)
+        chosen = self.strict_for(provider.name) if strict is None else strict
+        return render(provider, self.bindings, strict=chosen, schema=schema, defer_loading=defer_loading)
 
-    def check(self, protocols: Any = None, *, schema: str = "json-schema") -> list[Any]:
+    def check(self, protocols: Iterable[Any] | None = None, *, schema: str = "json-schema") -> list[Any]:
         """Every call-name and schema problem per provider, with the rule it breaks
         (`toolbench.protocols.Problem`); `fatal` ones would make that provider refuse the request.
+        `protocols` are providers or names (default: every name of `toolbench.protocols.names()`).
         `schema` is Gemini's field, as in `render`; strict rules follow the profile's settings."""
-        from ..protocols import PROTOCOLS, check
+        from ..protocols import check, get_provider, names
 
         problems: list[Any] = []
-        for protocol in protocols or PROTOCOLS:
-            problems += check(self.bindings, strict=self.strict_for(protocol), protocols=[protocol], schema=schema)
+        for provider in map(get_provider, protocols or names()):
+            problems += check(self.bindings, strict=self.strict_for(provider.name), protocols=[provider], schema=schema)
         return problems
 
     def strict_for(self, protocol: str) -> bool:

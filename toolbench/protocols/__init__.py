@@ -10,12 +10,24 @@
     encode_tool_choice(protocol, ...)   none / auto / required / a specific tool
     golden(tools), diff(before, after)  a tool list kept as a golden file, and what changed
 
-Protocols: "openai" (Chat Completions), "openai-responses", "anthropic" (Messages), "gemini".
+Protocols: "openai" (Chat Completions), "openai-responses", "anthropic" (Messages), "gemini",
+and any provider a user adds. Each function takes a name or a `Provider` object:
+
+    register(provider) / unregister(name)   make a provider known by name (CLI, widgets too)
+    names()                                 every name, the built-in ones (`PROTOCOLS`) first
+    get_provider(name_or_provider)          the provider a name stands for
+    ChatCompletionsProvider("mistral", ...) an OpenAI-shaped API with its own name rules
+    ResponsesProvider(...), BaseProvider    the Responses shape; a base for a new shape
+
 No I/O happens here; the runtime wires these into snapshots and transcripts.
 """
 
 from ._api import check, decode_calls, decode_response, encode_history, encode_result, encode_tool_choice, render
+from ._base import BaseProvider, TurnPart
 from ._diff import ToolListDiff, diff, golden
+from ._openai_chat import ChatCompletionsProvider
+from ._openai_responses import ResponsesProvider
+from ._registry import get_provider, names, register, unregister
 from ._results import abridge
 from .types import (
     GEMINI_SCHEMAS,
@@ -28,6 +40,7 @@ from .types import (
     GeminiSchema,
     Problem,
     ProtocolName,
+    Provider,
     RenderableTool,
     RenderOptions,
     ResultView,
@@ -40,18 +53,23 @@ __all__ = [
     "PROTOCOLS",
     "AssistantTurn",
     "AttachmentView",
+    "BaseProvider",
+    "ChatCompletionsProvider",
     "DecodedCall",
     "DecodedResponse",
     "Exchange",
     "GeminiSchema",
     "Problem",
     "ProtocolName",
+    "Provider",
     "RenderOptions",
     "RenderableTool",
+    "ResponsesProvider",
     "ResultView",
     "Round",
     "ToolDescriptorLike",
     "ToolListDiff",
+    "TurnPart",
     "abridge",
     "check",
     "decode_calls",
@@ -60,6 +78,10 @@ __all__ = [
     "encode_history",
     "encode_result",
     "encode_tool_choice",
+    "get_provider",
     "golden",
+    "names",
+    "register",
     "render",
+    "unregister",
 ]

@@ -13,10 +13,10 @@ from typing import Any, Final
 
 from ..core.arguments import MISSING
 from ._anthropic_strict import check_strict, strict_schema
-from ._results import anthropic_block, result_parts
+from ._base import BaseProvider, TurnPart
+from ._results import ANTHROPIC_TAKES, anthropic_block, result_parts
 from ._shared import (
     check_common,
-    check_history,
     check_name,
     check_root,
     decoded_call,
@@ -29,20 +29,10 @@ from ._shared import (
     resolve_choice,
     truncated,
 )
-from ._turns import assistant_turn, call_slot, check_turns, kept_item, replay_order, without_none
-from .types import (
-    AssistantTurn,
-    DecodedCall,
-    DecodedResponse,
-    Exchange,
-    Problem,
-    ProtocolName,
-    RenderableTool,
-    RenderOptions,
-    Round,
-)
+from ._turns import assistant_turn, call_slot, kept_item, without_none
+from .types import DecodedCall, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions
 
-PROTOCOL: Final[ProtocolName] = "anthropic"
+PROTOCOL: Final = "anthropic"
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]+")
 NAME_CHARSET: Final = "A-Z a-z 0-9 _ -"
 MAX_NAME_BYTES: Final = 128  # what the API enforces
@@ -58,10 +48,6 @@ def sanitise(schema: Any) -> Any:
     return rebuild(schema, REMOVED)
 
 
-def render_list(tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
-    return [render_tool(tool, options) for tool in tools]
-
-
 def render_tool(tool: RenderableTool, options: RenderOptions) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool.call_name}
     if tool.descriptor.description:
@@ -75,83 +61,52 @@ def render_tool(tool: RenderableTool, options: RenderOptions) -> dict[str, Any]:
     return out
 
 
-def check_tools(tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
-    problems = check_common(PROTOCOL, (t.call_name for t in tools))
-    for tool in tools:
-        name, schema = tool.call_name, tool.descriptor.input_schema
-        problems += check_name(PROTOCOL, name, NAME_PATTERN, MAX_NAME_BYTES, NAME_CHARSET)
-        size = len(name.encode("utf-8"))
-        if DOCUMENTED_NAME_BYTES < size <= MAX_NAME_BYTES:
+def _tool_problems(name: str, schema: Any, strict: bool) -> list[Problem]:
+    problems = check_name(PROTOCOL, name, NAME_PATTERN, MAX_NAME_BYTES, NAME_CHARSET)
+    size = len(name.encode("utf-8"))
+    if DOCUMENTED_NAME_BYTES < size <= MAX_NAME_BYTES:
+        problems.append(
+            Problem(
+                PROTOCOL,
+                name,
+                "name.length",
+                f"call name is {size} bytes; the API takes up to {MAX_NAME_BYTES} "
+                f"but the documentation promises only {DOCUMENTED_NAME_BYTES}",
+                False,
+            )
+        )
+    problems += check_root(PROTOCOL, name, schema)
+    if not isinstance(schema, dict):
+        return problems
+    if strict:
+        problems += check_strict(name, sanitise(schema))
+    for key in ("oneOf", "allOf", "anyOf"):
+        if key in schema:
             problems.append(
                 Problem(
                     PROTOCOL,
                     name,
-                    "name.length",
-                    f"call name is {size} bytes; the API takes up to {MAX_NAME_BYTES} "
-                    f"but the documentation promises only {DOCUMENTED_NAME_BYTES}",
-                    False,
+                    "schema.root_combinator",
+                    f"input_schema does not support `{key}` at the top level",
+                    True,
+                    pointer("", key),
                 )
             )
-        problems += check_root(PROTOCOL, name, schema)
-        if not isinstance(schema, dict):
-            continue
-        if options.strict:
-            problems += check_strict(name, sanitise(schema))
-        for key in ("oneOf", "allOf", "anyOf"):
-            if key in schema:
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        for key in props:
+            if not PROPERTY_KEY.fullmatch(key):
                 problems.append(
                     Problem(
                         PROTOCOL,
                         name,
-                        "schema.root_combinator",
-                        f"input_schema does not support `{key}` at the top level",
+                        "schema.property_name",
+                        f"property key `{key}` must match ^[a-zA-Z0-9_.-]{{1,64}}$",
                         True,
-                        pointer("", key),
+                        pointer("", "properties", key),
                     )
                 )
-        props = schema.get("properties")
-        if isinstance(props, dict):
-            for key in props:
-                if not PROPERTY_KEY.fullmatch(key):
-                    problems.append(
-                        Problem(
-                            PROTOCOL,
-                            name,
-                            "schema.property_name",
-                            f"property key `{key}` must match ^[a-zA-Z0-9_.-]{{1,64}}$",
-                            True,
-                            pointer("", "properties", key),
-                        )
-                    )
     return problems
-
-
-def decode(response: Any, id_seed: str | None = None) -> DecodedResponse:
-    if not isinstance(response, dict):
-        raise invalid_response("a Messages response is a JSON object")
-    stop = response.get("stop_reason")
-    if stop == "refusal":
-        raise refusal(_refusal_text(response.get("stop_details")))
-    if stop in TRUNCATED:
-        raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete")
-    content = response.get("content")
-    if not isinstance(content, list):
-        raise invalid_response("a Messages response needs a `content` list")
-    calls: list[DecodedCall] = []
-    items: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for i, block in enumerate(content):
-        if not isinstance(block, dict):
-            raise invalid_call(f"content block {i} is not an object")
-        if block.get("type") != "tool_use":
-            if not (block.get("type") == "text" and not block.get("text")):  # an empty text block is refused
-                items.append(kept_item(block))  # thinking, text and server-tool blocks: replayed as sent
-            continue
-        call = decoded_call(f"tool_use block {i}", block.get("name"), block.get("id"), "tool_use id",
-                            block.get("input", MISSING), seen)
-        calls.append(call)
-        items.append(call_slot(call.call_id, {k: v for k, v in without_none(block).items() if k not in CALL_FIELDS}))
-    return DecodedResponse(tuple(calls), assistant_turn(PROTOCOL, items))
 
 
 def _refusal_text(details: Any) -> str:
@@ -164,46 +119,75 @@ def _refusal_text(details: Any) -> str:
     return text
 
 
-def encode_history(
-    rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
-) -> list[dict[str, Any]]:
-    check_history(rounds)
-    check_turns(rounds, turns)
-    messages: list[dict[str, Any]] = []
-    for at, exchanges in enumerate(rounds):
-        if not exchanges:
-            continue
-        content = []
-        order = replay_order(PROTOCOL, exchanges, turns[at] if turns else None)
-        for ex, part in order:
-            if ex is None:
-                content.append(part)
-            else:
-                content.append({"type": "tool_use", "id": ex.call_id, "name": ex.call_name,
-                                "input": replay_object(ex.arguments), **part})
-        messages.append({"role": "assistant", "content": content})
-        messages.append({"role": "user", "content": [encode_result(e) for e, _ in order if e is not None]})
-    return messages
+class AnthropicProvider(BaseProvider):
+    """The Anthropic Messages API (`"anthropic"`)."""
+
+    name = PROTOCOL
+
+    def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
+        return [render_tool(tool, options) for tool in tools]
+
+    def check_tools(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
+        problems = check_common(PROTOCOL, (t.call_name for t in tools))
+        for tool in tools:
+            problems += _tool_problems(tool.call_name, tool.descriptor.input_schema, options.strict)
+        return problems
+
+    def decode(self, response: Any, id_seed: str | None = None) -> DecodedResponse:
+        if not isinstance(response, dict):
+            raise invalid_response("a Messages response is a JSON object")
+        stop = response.get("stop_reason")
+        if stop == "refusal":
+            raise refusal(_refusal_text(response.get("stop_details")))
+        if stop in TRUNCATED:
+            raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete")
+        content = response.get("content")
+        if not isinstance(content, list):
+            raise invalid_response("a Messages response needs a `content` list")
+        calls: list[DecodedCall] = []
+        items: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for i, block in enumerate(content):
+            if not isinstance(block, dict):
+                raise invalid_call(f"content block {i} is not an object")
+            if block.get("type") != "tool_use":
+                if not (block.get("type") == "text" and not block.get("text")):  # an empty text block is refused
+                    items.append(kept_item(block))  # thinking, text and server-tool blocks: replayed as sent
+                continue
+            call = decoded_call(f"tool_use block {i}", block.get("name"), block.get("id"), "tool_use id",
+                                block.get("input", MISSING), seen)
+            calls.append(call)
+            extra = {k: v for k, v in without_none(block).items() if k not in CALL_FIELDS}
+            items.append(call_slot(call.call_id, extra))
+        return DecodedResponse(tuple(calls), assistant_turn(self.name, items))
+
+    def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "tool_use", "id": exchange.call_id, "name": exchange.call_name,
+                "input": replay_object(exchange.arguments), **extra}
+
+    def round_messages(self, turn: Sequence[TurnPart], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"role": "assistant", "content": [p.element for p in turn]}, {"role": "user", "content": results}]
+
+    def encode_result(self, ex: Exchange) -> dict[str, Any]:
+        """The `tool_result` block of one call: its text, then the image and document blocks of the
+        attachments the API takes (`_results`)."""
+        text, is_error, attached = result_parts(ex, ANTHROPIC_TAKES, text_as_utf8=True)
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ex.call_id}
+        if attached:
+            block["content"] = [{"type": "text", "text": text}, *(anthropic_block(a) for a in attached)]
+        elif text:  # an empty text block is refused; an absent content is an empty result
+            block["content"] = text
+        block["is_error"] = is_error
+        return block
+
+    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
+        resolved = resolve_choice(choice, call_names)
+        if resolved is None:
+            return None
+        kind, name = resolved
+        if kind == "specific":
+            return {"type": "tool", "name": name}
+        return {"type": "any" if kind == "required" else kind}
 
 
-def encode_result(ex: Exchange) -> dict[str, Any]:
-    """The `tool_result` block of one call: its text, then the image and document blocks of the
-    attachments the API takes (`_results`)."""
-    text, is_error, attached = result_parts(PROTOCOL, ex)
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ex.call_id}
-    if attached:
-        block["content"] = [{"type": "text", "text": text}, *(anthropic_block(a) for a in attached)]
-    elif text:  # an empty text block is refused; an absent content is an empty result
-        block["content"] = text
-    block["is_error"] = is_error
-    return block
-
-
-def encode_tool_choice(choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
-    resolved = resolve_choice(choice, call_names)
-    if resolved is None:
-        return None
-    kind, name = resolved
-    if kind == "specific":
-        return {"type": "tool", "name": name}
-    return {"type": "any" if kind == "required" else kind}
+ANTHROPIC: Final = AnthropicProvider()

@@ -1,41 +1,24 @@
-"""The public functions: one dispatch over the four provider modules."""
+"""The public functions: each takes a provider or its registered name (`_registry`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from types import ModuleType
 from typing import Any
 
 from ..core.errors import ToolbenchError
-from . import _anthropic, _gemini, _openai_chat, _openai_responses
+from ._registry import get_provider, names
 from .types import (
     GEMINI_SCHEMAS,
-    PROTOCOLS,
     AssistantTurn,
     DecodedCall,
     DecodedResponse,
     Exchange,
     Problem,
+    Provider,
     RenderableTool,
     RenderOptions,
     Round,
 )
-
-_MODULES: dict[str, ModuleType] = {
-    "openai": _openai_chat,
-    "openai-responses": _openai_responses,
-    "anthropic": _anthropic,
-    "gemini": _gemini,
-}
-
-
-def _module(protocol: str) -> ModuleType:
-    try:
-        return _MODULES[protocol]
-    except (KeyError, TypeError):
-        raise ToolbenchError(
-            "protocol.unknown", f"unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}"
-        ) from None
 
 
 def _options(strict: bool, schema: str, defer_loading: Iterable[str]) -> RenderOptions:
@@ -43,11 +26,11 @@ def _options(strict: bool, schema: str, defer_loading: Iterable[str]) -> RenderO
         raise ToolbenchError("bench.misuse", f"schema {schema!r} is not one of {', '.join(GEMINI_SCHEMAS)}")
     if isinstance(defer_loading, str):
         raise ToolbenchError("bench.misuse", "defer_loading is a list of call names, not one string")
-    return RenderOptions(bool(strict), schema, frozenset(defer_loading))  # type: ignore[arg-type]
+    return RenderOptions(bool(strict), schema, frozenset(defer_loading))
 
 
 def render(
-    protocol: str,
+    protocol: str | Provider,
     tools: Sequence[RenderableTool],
     *,
     strict: bool = False,
@@ -65,30 +48,33 @@ def render(
     `defer_loading: true` (for tool search). Rendering never changes the tools; to keep it fast,
     the result shares the parts of each schema it leaves unchanged with the tool's own schema,
     so treat it as read-only (copy it before editing it)."""
-    module = _module(protocol)
-    return module.render_list(tools, _options(strict, schema, defer_loading))  # type: ignore[no-any-return]
+    provider = get_provider(protocol)
+    return provider.render_list(tools, _options(strict, schema, defer_loading))
 
 
 def check(
     tools: Sequence[RenderableTool],
     *,
     strict: bool = False,
-    protocols: Iterable[str] = PROTOCOLS,
+    protocols: Iterable[str | Provider] | None = None,
     schema: str = "json-schema",
 ) -> list[Problem]:
     """Every name and schema problem of `tools`, per protocol, with the rule it breaks.
 
-    Problems are found in the tools as given (what a provider would get if the schema were sent
-    as is); `Problem.repaired` says whether `render()` fixes it. `strict=True` adds the strict-mode
-    rules of OpenAI and Anthropic; `schema` is the Gemini field to check for (as in `render`)."""
+    `protocols` are providers or their names; `None` means every name of `names()` (the
+    built-in providers, then the registered ones). Problems are found in the tools as given
+    (what a provider would get if the schema were sent as is); `Problem.repaired` says whether
+    `render()` fixes it. `strict=True` adds the strict-mode rules of OpenAI and Anthropic;
+    `schema` is the Gemini field to check for (as in `render`)."""
     options = _options(strict, schema, ())
+    providers = [get_provider(p) for p in (names() if protocols is None else protocols)]
     problems: list[Problem] = []
-    for protocol in protocols:
-        problems += _module(protocol).check_tools(tools, options)
+    for provider in providers:
+        problems += provider.check_tools(tools, options)
     return problems
 
 
-def decode_calls(protocol: str, response: Any, *, id_seed: str | None = None) -> list[DecodedCall]:
+def decode_calls(protocol: str | Provider, response: Any, *, id_seed: str | None = None) -> list[DecodedCall]:
     """The tool calls of a provider's full response body, in order, with their raw arguments.
 
     Raises `ToolbenchError` with `model.invalid_tool_call` (a call without a name, an Anthropic
@@ -100,14 +86,14 @@ def decode_calls(protocol: str, response: Any, *, id_seed: str | None = None) ->
     return list(decode_response(protocol, response, id_seed=id_seed).calls)
 
 
-def decode_response(protocol: str, response: Any, *, id_seed: str | None = None) -> DecodedResponse:
+def decode_response(protocol: str | Provider, response: Any, *, id_seed: str | None = None) -> DecodedResponse:
     """`decode_calls`, with the response's assistant turn: what must be replayed with the calls
     (thinking blocks, reasoning items, thought signatures, text), or `None` when nothing is."""
-    return _module(protocol).decode(response, id_seed)  # type: ignore[no-any-return]
+    return get_provider(protocol).decode(response, id_seed)
 
 
 def encode_history(
-    protocol: str, rounds: Sequence[Round], *, turns: Sequence[AssistantTurn | None] | None = None
+    protocol: str | Provider, rounds: Sequence[Round], *, turns: Sequence[AssistantTurn | None] | None = None
 ) -> list[dict[str, Any]]:
     """The provider's messages for past rounds: each round's calls, then one result per call.
 
@@ -117,23 +103,23 @@ def encode_history(
     `turns`, one per round (or `None` for a round), are the rounds' assistant turns from
     `decode_response`: a turn of this protocol is replayed as it came, its calls in their place;
     a turn of another protocol is left out (its state means nothing to this provider)."""
-    return _module(protocol).encode_history(rounds, turns)  # type: ignore[no-any-return]
+    return get_provider(protocol).encode_history(rounds, turns)
 
 
-def encode_result(protocol: str, exchange: Exchange) -> dict[str, Any]:
+def encode_result(protocol: str | Provider, exchange: Exchange) -> dict[str, Any]:
     """One call's result as the provider's API takes it, as `encode_history` puts it: the Chat
     Completions `tool` message, the Responses `function_call_output` item, the Anthropic
     `tool_result` block, or the Gemini `functionResponse` part. Attachments the API can read go
     with it (images, PDFs, ...; see `toolbench.protocols._results`); the text lists them all."""
-    return _module(protocol).encode_result(exchange)  # type: ignore[no-any-return]
+    return get_provider(protocol).encode_result(exchange)
 
 
-def encode_tool_choice(protocol: str, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
+def encode_tool_choice(protocol: str | Provider, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
     """The provider's tool choice for `"none"`, `"auto"`, `"required"` or `{"name": call_name}`.
 
     `None` means "send neither tools nor a tool choice" (none or auto with no tools). Gemini's
     value is the request's `toolConfig` object."""
-    return _module(protocol).encode_tool_choice(choice, call_names)
+    return get_provider(protocol).encode_tool_choice(choice, call_names)
 
 
 __all__ = ["check", "decode_calls", "decode_response", "encode_history", "encode_result", "encode_tool_choice",

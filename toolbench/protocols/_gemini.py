@@ -24,12 +24,12 @@ from dataclasses import replace
 from typing import Any, Final
 
 from ..core.arguments import MISSING
+from ._base import BaseProvider, TurnPart
 from ._gemini_json import check_json_schema, prepare
 from ._gemini_schema import check_schema, sanitise
-from ._results import gemini_part, result_parts
+from ._results import GEMINI_TAKES, gemini_part, result_parts
 from ._shared import (
     check_common,
-    check_history,
     check_name,
     check_root,
     invalid_call,
@@ -41,20 +41,10 @@ from ._shared import (
     seed_digest,
     truncated,
 )
-from ._turns import assistant_turn, call_slot, check_turns, kept_item, replay_order
-from .types import (
-    AssistantTurn,
-    DecodedCall,
-    DecodedResponse,
-    Exchange,
-    Problem,
-    ProtocolName,
-    RenderableTool,
-    RenderOptions,
-    Round,
-)
+from ._turns import assistant_turn, call_slot, kept_item
+from .types import DecodedCall, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions
 
-PROTOCOL: Final[ProtocolName] = "gemini"
+PROTOCOL: Final = "gemini"
 NAME_PATTERN: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
 NAME_PATTERN_V1: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 NAME_CHARSET: Final = "a letter or _ first, then A-Z a-z 0-9 _ . - (and : on v1beta)"
@@ -107,149 +97,143 @@ def render_tool(tool: RenderableTool, options: RenderOptions) -> dict[str, Any]:
     return out
 
 
-def render_list(tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
-    if not tools:
-        return []
-    return [{"functionDeclarations": [render_tool(t, options) for t in tools]}]
-
-
-def check_tools(tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
-    problems = check_common(PROTOCOL, (t.call_name for t in tools))
-    for tool in tools:
-        name, schema = tool.call_name, tool.descriptor.input_schema
-        problems += check_name(PROTOCOL, name, NAME_PATTERN, MAX_NAME_BYTES, NAME_CHARSET)
-        if NAME_PATTERN.fullmatch(name) and not NAME_PATTERN_V1.fullmatch(name):
-            problems.append(
-                Problem(
-                    PROTOCOL,
-                    name,
-                    "name.pattern",
-                    f"call name `{name}` has `:`, which only the v1beta API accepts",
-                    False,
-                )
-            )
-        openapi = options.schema == "openapi"
-        for problem in check_root(PROTOCOL, name, schema):
-            # An untyped root with properties is an object to the sanitiser, which says so.
-            inferred = openapi and isinstance(schema, dict) and "type" not in schema and "properties" in schema
-            problems.append(replace(problem, repaired=True) if inferred else problem)
-        if isinstance(schema, dict):
-            problems += check_schema(name, schema) if openapi else check_json_schema(name, schema)
-    return problems
-
-
 def is_synthetic_id(call_id: str) -> bool:
     return call_id.startswith(SYNTHETIC_ID_PREFIX)
 
 
-def decode(response: Any, id_seed: str | None = None) -> DecodedResponse:
-    if not isinstance(response, dict):
-        raise invalid_response("a generateContent response is a JSON object")
-    candidates = response.get("candidates")
-    if not isinstance(candidates, list) or not candidates:
-        feedback = response.get("promptFeedback")
-        block = _enum_name(feedback.get("blockReason"), BLOCK_REASONS) if isinstance(feedback, dict) else None
-        if block and block != "BLOCKED_REASON_UNSPECIFIED":
-            raise refusal(f"the prompt was blocked ({block})")
-        raise invalid_response("a generateContent response needs a non-empty `candidates` list")
-    candidate = candidates[0]
-    if not isinstance(candidate, dict):
-        raise invalid_response("candidates[0] is not an object")
-    finish = _enum_name(candidate.get("finishReason"), FINISH_REASONS)
-    detail = candidate.get("finishMessage") or ""
-    if finish in REFUSED:
-        raise refusal(f"the response was blocked (finishReason {finish}) {detail}".rstrip())
-    if finish == "MAX_TOKENS":
-        raise truncated("the output hit the token limit (finishReason MAX_TOKENS); tool calls may be cut")
-    if finish in BAD_CALL:
-        raise invalid_call(f"Gemini could not produce a valid call (finishReason {finish}) {detail}".rstrip())
-    content = candidate.get("content") or {}
-    parts = content.get("parts") if isinstance(content, dict) else None
-    if parts is None:
-        return DecodedResponse(())
-    if not isinstance(parts, list):
-        raise invalid_response("candidates[0].content.parts is not a list")
-    calls: list[DecodedCall] = []
-    items: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    digest: str | None = None
-    for i, part in enumerate(parts):
-        if not isinstance(part, dict):
-            raise invalid_call(f"part {i} is not an object")
-        if "functionCall" not in part:
-            items.append(kept_item(part))  # thought and text parts, with their signatures
-            continue
-        function_call = part["functionCall"]
-        if not isinstance(function_call, dict):
-            raise invalid_call(f"part {i}: functionCall is not an object")
-        name = non_empty_str(function_call.get("name"))
-        if name is None:
-            raise invalid_call(f"part {i}: functionCall has an empty name")
-        call_id = non_empty_str(function_call.get("id"))
-        if call_id is None:
-            digest = digest or seed_digest(id_seed, response.get("responseId"), parts)
-            call_id = f"{SYNTHETIC_ID_PREFIX}{digest}-{len(calls)}"
-        if call_id in seen:
-            raise invalid_call(f"functionCall id `{call_id}` appears twice in one response")
-        seen.add(call_id)
-        signature = part.get("thoughtSignature")
-        calls.append(
-            DecodedCall(
-                call_id, name, function_call.get("args", MISSING), signature if isinstance(signature, str) else None
+def _tool_problems(name: str, schema: Any, openapi: bool) -> list[Problem]:
+    problems = check_name(PROTOCOL, name, NAME_PATTERN, MAX_NAME_BYTES, NAME_CHARSET)
+    if NAME_PATTERN.fullmatch(name) and not NAME_PATTERN_V1.fullmatch(name):
+        problems.append(
+            Problem(
+                PROTOCOL,
+                name,
+                "name.pattern",
+                f"call name `{name}` has `:`, which only the v1beta API accepts",
+                False,
             )
         )
-        items.append(call_slot(call_id, {k: v for k, v in part.items() if k != "functionCall" and v is not None}))
-    return DecodedResponse(tuple(calls), assistant_turn(PROTOCOL, items))
+    for problem in check_root(PROTOCOL, name, schema):
+        # An untyped root with properties is an object to the sanitiser, which says so.
+        inferred = openapi and isinstance(schema, dict) and "type" not in schema and "properties" in schema
+        problems.append(replace(problem, repaired=True) if inferred else problem)
+    if isinstance(schema, dict):
+        problems += check_schema(name, schema) if openapi else check_json_schema(name, schema)
+    return problems
 
 
-def encode_history(
-    rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
-) -> list[dict[str, Any]]:
-    check_history(rounds, ids_required=False)
-    check_turns(rounds, turns)
-    contents: list[dict[str, Any]] = []
-    for at, exchanges in enumerate(rounds):
-        if not exchanges:
-            continue
-        calls, responses = [], []
-        for ex, extra in replay_order(PROTOCOL, exchanges, turns[at] if turns else None):
-            if ex is None:
-                calls.append(extra)  # a kept part, as it came
+class GeminiProvider(BaseProvider):
+    """The Gemini generateContent API (`"gemini"`): calls and results pair by order and name."""
+
+    name = PROTOCOL
+    call_ids_required = False
+
+    def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
+        if not tools:
+            return []
+        return [{"functionDeclarations": [render_tool(t, options) for t in tools]}]
+
+    def check_tools(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
+        problems = check_common(PROTOCOL, (t.call_name for t in tools))
+        for tool in tools:
+            problems += _tool_problems(tool.call_name, tool.descriptor.input_schema, options.schema == "openapi")
+        return problems
+
+    def decode(self, response: Any, id_seed: str | None = None) -> DecodedResponse:
+        if not isinstance(response, dict):
+            raise invalid_response("a generateContent response is a JSON object")
+        candidates = response.get("candidates")
+        if not isinstance(candidates, list) or not candidates:
+            feedback = response.get("promptFeedback")
+            block = _enum_name(feedback.get("blockReason"), BLOCK_REASONS) if isinstance(feedback, dict) else None
+            if block and block != "BLOCKED_REASON_UNSPECIFIED":
+                raise refusal(f"the prompt was blocked ({block})")
+            raise invalid_response("a generateContent response needs a non-empty `candidates` list")
+        candidate = candidates[0]
+        if not isinstance(candidate, dict):
+            raise invalid_response("candidates[0] is not an object")
+        finish = _enum_name(candidate.get("finishReason"), FINISH_REASONS)
+        detail = candidate.get("finishMessage") or ""
+        if finish in REFUSED:
+            raise refusal(f"the response was blocked (finishReason {finish}) {detail}".rstrip())
+        if finish == "MAX_TOKENS":
+            raise truncated("the output hit the token limit (finishReason MAX_TOKENS); tool calls may be cut")
+        if finish in BAD_CALL:
+            raise invalid_call(f"Gemini could not produce a valid call (finishReason {finish}) {detail}".rstrip())
+        content = candidate.get("content") or {}
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if parts is None:
+            return DecodedResponse(())
+        if not isinstance(parts, list):
+            raise invalid_response("candidates[0].content.parts is not a list")
+        calls: list[DecodedCall] = []
+        items: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        digest: str | None = None
+        for i, part in enumerate(parts):
+            if not isinstance(part, dict):
+                raise invalid_call(f"part {i} is not an object")
+            if "functionCall" not in part:
+                items.append(kept_item(part))  # thought and text parts, with their signatures
                 continue
-            function_call: dict[str, Any] = {"name": ex.call_name, "args": replay_object(ex.arguments)}
-            if ex.call_id and not is_synthetic_id(ex.call_id):
-                function_call["id"] = ex.call_id
-            part: dict[str, Any] = {"functionCall": function_call, **extra}
-            if ex.signature and "thoughtSignature" not in part:  # logs from before turns were kept
-                part["thoughtSignature"] = ex.signature
-            calls.append(part)
-            responses.append(encode_result(ex))
-        contents.append({"role": "model", "parts": calls})
-        contents.append({"role": "user", "parts": responses})
-    return contents
+            function_call = part["functionCall"]
+            if not isinstance(function_call, dict):
+                raise invalid_call(f"part {i}: functionCall is not an object")
+            name = non_empty_str(function_call.get("name"))
+            if name is None:
+                raise invalid_call(f"part {i}: functionCall has an empty name")
+            call_id = non_empty_str(function_call.get("id"))
+            if call_id is None:
+                digest = digest or seed_digest(id_seed, response.get("responseId"), parts)
+                call_id = f"{SYNTHETIC_ID_PREFIX}{digest}-{len(calls)}"
+            if call_id in seen:
+                raise invalid_call(f"functionCall id `{call_id}` appears twice in one response")
+            seen.add(call_id)
+            signature = part.get("thoughtSignature")
+            calls.append(
+                DecodedCall(
+                    call_id, name, function_call.get("args", MISSING), signature if isinstance(signature, str) else None
+                )
+            )
+            items.append(call_slot(call_id, {k: v for k, v in part.items() if k != "functionCall" and v is not None}))
+        return DecodedResponse(tuple(calls), assistant_turn(self.name, items))
+
+    def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:
+        function_call: dict[str, Any] = {"name": exchange.call_name, "args": replay_object(exchange.arguments)}
+        if exchange.call_id and not is_synthetic_id(exchange.call_id):
+            function_call["id"] = exchange.call_id
+        part: dict[str, Any] = {"functionCall": function_call, **extra}
+        if exchange.signature and "thoughtSignature" not in part:  # logs from before turns were kept
+            part["thoughtSignature"] = exchange.signature
+        return part
+
+    def round_messages(self, turn: Sequence[TurnPart], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"role": "model", "parts": [p.element for p in turn]}, {"role": "user", "parts": results}]
+
+    def encode_result(self, ex: Exchange) -> dict[str, Any]:
+        """The `functionResponse` part of one call: `{"output": text}` (`"error"` for an error), and
+        the attachments Gemini takes as `parts` (inline data; Gemini 3 models read them, `_results`).
+        The id is replayed unless it is one decode synthesised."""
+        text, is_error, attached = result_parts(ex, GEMINI_TAKES)
+        response = {"error" if is_error else "output": text}
+        function_response: dict[str, Any] = {"name": ex.call_name, "response": response}
+        if attached:
+            function_response["parts"] = [gemini_part(a) for a in attached]
+        if ex.call_id and not is_synthetic_id(ex.call_id):
+            function_response["id"] = ex.call_id
+        return {"functionResponse": function_response}
+
+    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
+        """The `toolConfig` object of a generateContent request."""
+        resolved = resolve_choice(choice, call_names)
+        if resolved is None:
+            return None
+        kind, name = resolved
+        mode = {"none": "NONE", "auto": "AUTO", "required": "ANY", "specific": "ANY"}[kind]
+        config: dict[str, Any] = {"mode": mode}
+        if name is not None:
+            config["allowedFunctionNames"] = [name]
+        return {"functionCallingConfig": config}
 
 
-def encode_result(ex: Exchange) -> dict[str, Any]:
-    """The `functionResponse` part of one call: `{"output": text}` (`"error"` for an error), and
-    the attachments Gemini takes as `parts` (inline data; Gemini 3 models read them, `_results`).
-    The id is replayed unless it is one decode synthesised."""
-    text, is_error, attached = result_parts(PROTOCOL, ex)
-    function_response: dict[str, Any] = {"name": ex.call_name, "response": {"error" if is_error else "output": text}}
-    if attached:
-        function_response["parts"] = [gemini_part(a) for a in attached]
-    if ex.call_id and not is_synthetic_id(ex.call_id):
-        function_response["id"] = ex.call_id
-    return {"functionResponse": function_response}
-
-
-def encode_tool_choice(choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
-    """The `toolConfig` object of a generateContent request."""
-    resolved = resolve_choice(choice, call_names)
-    if resolved is None:
-        return None
-    kind, name = resolved
-    mode = {"none": "NONE", "auto": "AUTO", "required": "ANY", "specific": "ANY"}[kind]
-    config: dict[str, Any] = {"mode": mode}
-    if name is not None:
-        config["allowedFunctionNames"] = [name]
-    return {"functionCallingConfig": config}
+GEMINI: Final = GeminiProvider()

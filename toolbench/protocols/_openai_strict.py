@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ._shared import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, is_object_schema, walk
-from .types import Problem, ProtocolName
+from .types import Problem
 
 UNSUPPORTED: Final = frozenset({"allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas"})
 MAX_PROPERTIES: Final = 5_000
@@ -71,7 +71,7 @@ def _nullable(schema: Any) -> Any:
     return out
 
 
-def check_strict(protocol: ProtocolName, call_name: str, schema: Any) -> list[Problem]:
+def check_strict(protocol: str, call_name: str, schema: Any) -> list[Problem]:
     """Strict-mode problems of the raw schema (the root type is checked elsewhere)."""
     if not isinstance(schema, dict):
         return []

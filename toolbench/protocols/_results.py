@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping
 from typing import Any, Final
 
 from ._shared import result_text
@@ -31,12 +30,10 @@ from .types import AttachmentView, Exchange
 IMAGES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 PDF: Final = "application/pdf"
 TEXT: Final = "text/plain"
-TAKES: Final[Mapping[str, frozenset[str]]] = {
-    "openai": frozenset(),
-    "openai-responses": IMAGES | {PDF},
-    "anthropic": IMAGES | {PDF, TEXT},
-    "gemini": frozenset({"image/png", "image/jpeg", "image/webp", PDF, TEXT}),
-}
+# The MIME types each API reads in a tool result; Chat Completions reads none (text only).
+RESPONSES_TAKES: Final = IMAGES | {PDF}
+ANTHROPIC_TAKES: Final = IMAGES | {PDF, TEXT}
+GEMINI_TAKES: Final = frozenset({"image/png", "image/jpeg", "image/webp", PDF, TEXT})
 HEADING: Final = "## Attachments"
 
 
@@ -45,9 +42,12 @@ def base_type(mime_type: str) -> str:
     return mime_type.split(";", 1)[0].strip().lower()
 
 
-def result_parts(protocol: str, exchange: Exchange) -> tuple[str, bool, tuple[AttachmentView, ...]]:
+def result_parts(
+    exchange: Exchange, takes: frozenset[str] = frozenset(), *, text_as_utf8: bool = False
+) -> tuple[str, bool, tuple[AttachmentView, ...]]:
     """The text to send (with the `## Attachments` list when there are any), whether it is an
-    error, and the attachments this provider takes, in order."""
+    error, and the attachments the API takes, in order: those whose MIME type is in `takes`
+    (and, with `text_as_utf8`, text/plain only when it decodes as UTF-8: the API reads it as text)."""
     text, is_error = result_text(exchange)
     result = exchange.result
     if result is None or not result.attachments:
@@ -55,7 +55,7 @@ def result_parts(protocol: str, exchange: Exchange) -> tuple[str, bool, tuple[At
     sent: list[AttachmentView] = []
     lines = []
     for number, item in enumerate(result.attachments, 1):
-        why = _left_out(protocol, item)
+        why = _left_out(item, takes, text_as_utf8)
         if why is None:
             sent.append(item)
         status = "attached" if why is None else f"left out: {why}"
@@ -65,15 +65,15 @@ def result_parts(protocol: str, exchange: Exchange) -> tuple[str, bool, tuple[At
     return (f"{text.rstrip()}\n\n{section}" if text.strip() else section), is_error, tuple(sent)
 
 
-def _left_out(protocol: str, item: AttachmentView) -> str | None:
+def _left_out(item: AttachmentView, takes: frozenset[str], text_as_utf8: bool) -> str | None:
     if item.data is None:
         return "its file cannot be read"
     mime = base_type(item.mime_type)
-    if protocol == "openai":
+    if not takes:
         return "this API takes only text in a tool result"
-    if mime not in TAKES[protocol]:
+    if mime not in takes:
         return f"this API takes no {mime} in a tool result"
-    if mime == TEXT and protocol == "anthropic" and _utf8(item.data) is None:
+    if mime == TEXT and text_as_utf8 and _utf8(item.data) is None:
         return "it is not UTF-8 text"
     return None
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from ..core.errors import ToolbenchError
-from .types import DecodedCall, Exchange, Problem, ProtocolName
+from .types import DecodedCall, Exchange, Problem
 
 # Keywords whose value is a schema, a list of schemas, or a map of name -> schema. Everything
 # else (enum, const, default, examples, ...) is a plain value and is never walked into.
@@ -139,7 +139,7 @@ def is_object_schema(schema: Mapping[str, Any]) -> bool:
 
 
 def check_name(
-    protocol: ProtocolName, call_name: str, pattern: re.Pattern[str], max_bytes: int, charset: str
+    protocol: str, call_name: str, pattern: re.Pattern[str], max_bytes: int, charset: str
 ) -> list[Problem]:
     """`name.pattern` and `name.length` problems of one call name (length in bytes, like the APIs)."""
     problems = []
@@ -167,7 +167,7 @@ def check_name(
     return problems
 
 
-def check_common(protocol: ProtocolName, call_names: Iterable[str]) -> list[Problem]:
+def check_common(protocol: str, call_names: Iterable[str]) -> list[Problem]:
     """List-level problems every provider shares: duplicate call names."""
     seen: set[str] = set()
     problems = []
@@ -186,7 +186,7 @@ def check_common(protocol: ProtocolName, call_names: Iterable[str]) -> list[Prob
     return problems
 
 
-def check_root(protocol: ProtocolName, call_name: str, schema: Any) -> list[Problem]:
+def check_root(protocol: str, call_name: str, schema: Any) -> list[Problem]:
     """The root must be an object schema for every provider."""
     if not isinstance(schema, dict):
         return [

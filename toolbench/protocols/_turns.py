@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.errors import ToolbenchError
 from ._shared import clone_json
-from .types import AssistantTurn, Exchange, ProtocolName
+from .types import AssistantTurn, Exchange
 
 
 def without_none(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def call_slot(call_id: str, extra: Mapping[str, Any]) -> dict[str, Any]:
     return {"call": call_id, "extra": dict(extra)} if extra else {"call": call_id}
 
 
-def assistant_turn(protocol: ProtocolName, items: list[dict[str, Any]]) -> AssistantTurn | None:
+def assistant_turn(protocol: str, items: list[dict[str, Any]]) -> AssistantTurn | None:
     """The turn to keep, or None when it is plain calls and nothing else (nothing to replay)."""
     if all("call" in entry and "extra" not in entry for entry in items):
         return None
@@ -44,7 +44,7 @@ def check_turns(rounds: Sequence[Any], turns: Sequence[AssistantTurn | None] | N
 
 
 def replay_order(
-    protocol: ProtocolName, exchanges: Sequence[Exchange], turn: AssistantTurn | None
+    protocol: str, exchanges: Sequence[Exchange], turn: AssistantTurn | None
 ) -> list[tuple[Exchange | None, dict[str, Any]]]:
     """One round's assistant turn to send, in order: `(None, item)` for a kept block, item or
     part, `(exchange, extra)` for a call with its provider fields.

@@ -1,16 +1,18 @@
-"""The small interface the protocol functions work against, and the values they return.
+"""The small interfaces the protocol functions work against, and the values they return.
 
 Nothing here imports the runtime: a tool to render is anything with a `call_name` and a
-`descriptor` carrying `description` and `input_schema` (a snapshot binding fits).
+`descriptor` carrying `description` and `input_schema` (a snapshot binding fits); a provider
+is anything with a `name` and the six methods of `Provider`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 ProtocolName: TypeAlias = Literal["openai", "openai-responses", "anthropic", "gemini"]
+# The built-in providers' names; `toolbench.protocols.names()` adds the registered ones.
 PROTOCOLS: tuple[ProtocolName, ...] = ("openai", "openai-responses", "anthropic", "gemini")
 
 
@@ -46,7 +48,7 @@ class Problem:
     `repaired` says that `render(protocol)` fixes the problem by itself, usually with a loss
     of meaning that `message` states; a fatal problem that is not repaired will be refused."""
 
-    protocol: ProtocolName
+    protocol: str
     call_name: str
     rule: str
     message: str
@@ -131,7 +133,7 @@ class AssistantTurn:
     own provider fields to send back (a Gemini part's `thoughtSignature`, a Responses item's
     `id`). Plain JSON, so the run log keeps it as it is."""
 
-    protocol: ProtocolName
+    protocol: str
     items: tuple[Mapping[str, Any], ...]
 
     def to_json(self) -> dict[str, Any]:
@@ -145,6 +147,48 @@ class DecodedResponse:
     calls: tuple[DecodedCall, ...]
     assistant: AssistantTurn | None = None
 
+
+@runtime_checkable
+class Provider(Protocol):
+    """What a provider's API takes and sends, as six pure functions under one `name`.
+
+    The public functions (`render`, `check`, `decode_response`, `encode_history`, ...) take a
+    provider or the name it is registered under (`toolbench.protocols.register`). `name` is
+    what `Problem.protocol` and `AssistantTurn.protocol` carry: a turn is replayed only to a
+    provider of the same name. None of the methods does I/O or keeps state between calls.
+    `BaseProvider` writes `encode_history` from smaller hooks; `ChatCompletionsProvider` and
+    `ResponsesProvider` are OpenAI-shaped APIs with their own name and name rules."""
+
+    @property
+    def name(self) -> str: ...
+
+    def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
+        """The request's `tools` value (see `toolbench.protocols.render`)."""
+        ...
+
+    def check_tools(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:
+        """Name and schema problems of `tools`, each with `protocol == self.name`."""
+        ...
+
+    def decode(self, response: Any, id_seed: str | None = None) -> DecodedResponse:
+        """A full response body's calls and assistant turn; a body that is not this API's shape,
+        a refusal or a cut output raises `ToolbenchError` with a `model.*` code."""
+        ...
+
+    def encode_history(
+        self, rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
+    ) -> list[dict[str, Any]]:
+        """Past rounds as this API's messages, every call paired with a result."""
+        ...
+
+    def encode_result(self, exchange: Exchange) -> dict[str, Any]:
+        """One call's result as `encode_history` puts it."""
+        ...
+
+    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
+        """The request's tool choice, or `None` for "send neither tools nor a choice"."""
+        ...
+
 __all__ = [
     "GEMINI_SCHEMAS",
     "PROTOCOLS",
@@ -155,6 +199,7 @@ __all__ = [
     "GeminiSchema",
     "Problem",
     "ProtocolName",
+    "Provider",
     "RenderOptions",
     "RenderableTool",
     "ResultView",

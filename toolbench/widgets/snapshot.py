@@ -8,10 +8,10 @@ from typing import Any
 import ipywidgets as w  # type: ignore[import-untyped]
 
 from .. import Invocation, Workbench
+from ..protocols import names
 from ._base import Panel, bar, pre, pretty, scroll, table
 from ._state import WorkbenchState
 
-PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
 UNAVAILABLE = "protocols not available"
 
 
@@ -45,7 +45,7 @@ class SnapshotPanel(Panel):
         state = WorkbenchState.of(source, invocation)
         self.scene = w.ToggleButtons(options=["chat", "session"], description="scene",
                                      style={"button_width": "80px"})
-        self.protocol = w.Dropdown(options=list(PROTOCOLS), value="openai", description="protocol")
+        self.protocol = w.Dropdown(options=list(names()), value="openai", description="protocol")
         self.title = w.HTML("")
         self.bindings = w.HTML("")
         self.bindings.add_class("tb-snapshot-bindings")

@@ -1,0 +1,79 @@
+"""`BaseProvider`: the history encoding every provider shares, written once over small hooks.
+
+Encoding past rounds is the same walk for every API: refuse a history no provider accepts,
+then, round by round, put the calls back among what the assistant turn held besides them
+(`_turns.replay_order`), encode each call and each result, and wrap the round in the API's
+messages. A provider gives only the three API-specific pieces: `encode_call`, `encode_result`
+and `round_messages` (plus `call_ids_required` for an API that pairs calls by order).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ._shared import check_history
+from ._turns import check_turns, replay_order
+from .types import AssistantTurn, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions, Round
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPart:
+    """One element of a round's assistant turn, in order: a call `encode_call` made (`call` is
+    its exchange), or a block, item or part the provider sent besides the calls (`call` is None),
+    a fresh copy of what `decode` kept."""
+
+    element: dict[str, Any]
+    call: Exchange | None = None
+
+
+class BaseProvider(ABC):
+    """A `Provider` whose `encode_history` is the shared skeleton; subclasses give the hooks.
+
+    Subclass it for an API of a new shape; for an OpenAI-shaped one, `ChatCompletionsProvider`
+    or `ResponsesProvider` with your own name and rules is usually enough."""
+
+    name: str
+    call_ids_required: ClassVar[bool] = True  # False: the API pairs calls and results by order
+
+    @abstractmethod
+    def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def check_tools(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]: ...
+
+    @abstractmethod
+    def decode(self, response: Any, id_seed: str | None = None) -> DecodedResponse: ...
+
+    @abstractmethod
+    def encode_result(self, exchange: Exchange) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None: ...
+
+    @abstractmethod
+    def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:
+        """One call as the assistant turn replays it; `extra` holds the call's own provider
+        fields that `decode` kept (empty when the round has no turn of this provider)."""
+
+    @abstractmethod
+    def round_messages(self, turn: Sequence[TurnPart], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One round's messages: its assistant turn, then its results (`encode_result` of each
+        call, in the turn's order)."""
+
+    def encode_history(
+        self, rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
+    ) -> list[dict[str, Any]]:
+        """See `toolbench.protocols.encode_history`; empty rounds are left out."""
+        check_history(rounds, ids_required=self.call_ids_required)
+        check_turns(rounds, turns)
+        messages: list[dict[str, Any]] = []
+        for at, exchanges in enumerate(rounds):
+            if not exchanges:
+                continue
+            order = replay_order(self.name, exchanges, turns[at] if turns else None)
+            turn = [TurnPart(part) if ex is None else TurnPart(self.encode_call(ex, part), ex) for ex, part in order]
+            messages += self.round_messages(turn, [self.encode_result(p.call) for p in turn if p.call is not None])
+        return messages

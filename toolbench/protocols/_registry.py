@@ -1,0 +1,83 @@
+"""The providers by name: the four built in, and those a user registers at run time.
+
+Every public function takes a provider or a name; `get_provider` is the one place a name
+becomes a provider, and `names()` the one list of names (the CLI's `--protocol` choices and
+the snapshot panel's selector read it). The built-in names are fixed: they cannot be replaced
+or unregistered, so `"openai"` means OpenAI's API in every notebook, run log and test.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Final
+
+from ..core.errors import ToolbenchError
+from ._anthropic import ANTHROPIC
+from ._gemini import GEMINI
+from ._openai_chat import OPENAI
+from ._openai_responses import OPENAI_RESPONSES
+from .types import Provider
+
+_BUILTIN: Final[dict[str, Provider]] = {p.name: p for p in (OPENAI, OPENAI_RESPONSES, ANTHROPIC, GEMINI)}
+NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+# Copied on write, never edited in place: a reader (a render on another thread) keeps a whole
+# dict while a writer swaps in the next one.
+_providers: dict[str, Provider] = dict(_BUILTIN)
+_write_lock: Final = threading.Lock()
+
+
+def names() -> tuple[str, ...]:
+    """Every provider name: the built-in ones (`PROTOCOLS`), then the registered ones in the
+    order they were registered."""
+    return tuple(_providers)
+
+
+def get_provider(protocol: str | Provider) -> Provider:
+    """The provider registered under `protocol`, or `protocol` itself when it is a provider
+    (registered or not). Anything else is `protocol.unknown`."""
+    if isinstance(protocol, str):
+        found = _providers.get(protocol)
+        if found is not None:
+            return found
+    elif isinstance(protocol, Provider):
+        return protocol
+    raise _unknown(protocol)
+
+
+def register(provider: Provider, *, replace: bool = False) -> Provider:
+    """Make `provider` known under its `name`, for every function that takes a name, the CLI
+    and the widgets; returns it.
+
+    The name is 1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit (it
+    goes into run logs and `Problem.protocol`). A name already registered is refused with
+    `protocol.name_taken` unless `replace=True`; a built-in name is always refused."""
+    if not isinstance(provider, Provider):
+        raise ToolbenchError("bench.misuse", f"{provider!r} is not a Provider (a name and the six methods)")
+    name = provider.name
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ToolbenchError("bench.misuse", f"provider name {name!r} is not 1 to 64 of A-Z a-z 0-9 . _ -")
+    with _write_lock:
+        global _providers
+        if name in _BUILTIN or (name in _providers and not replace):
+            why = "is built in" if name in _BUILTIN else "is taken; pass replace=True to replace it"
+            raise ToolbenchError("protocol.name_taken", f"provider name {name!r} {why}")
+        _providers = {**_providers, name: provider}
+    return provider
+
+
+def unregister(name: str) -> None:
+    """Forget the provider registered under `name`; a built-in one stays (`protocol.name_taken`),
+    an unknown name is `protocol.unknown`."""
+    with _write_lock:
+        global _providers
+        if name in _BUILTIN:
+            raise ToolbenchError("protocol.name_taken", f"provider name {name!r} is built in; it cannot be removed")
+        if name not in _providers:
+            raise _unknown(name)
+        _providers = {k: v for k, v in _providers.items() if k != name}
+
+
+def _unknown(protocol: object) -> ToolbenchError:
+    return ToolbenchError("protocol.unknown", f"unknown protocol {protocol!r}; use one of {', '.join(names())}")
