@@ -14,11 +14,11 @@ import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
 from toolbench import Attachment, ToolOutput, Workbench
-from toolbench.protocols import abridge
+from toolbench.protocols import abridge, names
 from toolbench.widgets import WorkbenchState
 from toolbench.widgets import _file_view as fv
 from toolbench.widgets._state import Pending, Progress
-from toolbench.widgets.result import PAGE_LINES, PROVIDERS, ResultViewer
+from toolbench.widgets.result import PAGE_LINES, ResultViewer
 
 
 def viewer_of(bench: Workbench) -> ResultViewer:
@@ -197,7 +197,7 @@ def test_an_image_result_shows_the_image_and_what_each_provider_gets(bench: Work
     assert image.value == data and image.format == "png"
     assert image.layout.max_width == "100%" and image.layout.max_height == "320px"
     assert result.attachments[0].path in item.children[0].value
-    for protocol in PROVIDERS:
+    for protocol in names():
         viewer.protocol.value = protocol
         expected = json.dumps(abridge(inv.render_result(result, protocol), 60), indent=2, ensure_ascii=False)
         shown = html.unescape(re.sub(r"<[^>]+>", "", viewer.provider_json.value))

@@ -85,7 +85,10 @@ CODES: dict[str, str] = {
     "workspace.edit_ambiguous": "an Edit's old_string matched several places and replace_all was not set",
     "workspace.edit_count_mismatch": "an Edit's expected_replacements differs from the count it would apply",
     # provider protocols (render, decode, encode)
-    "protocol.unknown": "a protocol name other than openai, openai-responses, anthropic or gemini",
+    "protocol.unknown": "neither a registered provider name (built in: openai, openai-responses, anthropic, "
+                        "gemini) nor a Provider object",
+    "protocol.name_taken": "a provider name is built in or already registered (register(..., replace=True) "
+                           "replaces a registered one)",
     "protocol.history_invalid": "a history to encode has an empty call name, or an empty or repeated call id",
     "protocol.tool_choice_invalid": "a tool choice is not none, auto, required or {name: <call name>}",
     "protocol.golden_invalid": "a golden tool-list entry lacks call_name or input_schema",

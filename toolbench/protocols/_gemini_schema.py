@@ -206,7 +206,7 @@ def _sanitise(schema: Any, defs: dict[str, Any], nested: bool, refs: frozenset[s
         if kept:
             out["required"] = kept
     if string_enum and kind == "string":
-        out["enum"] = list(enum)  # type: ignore[arg-type]
+        out["enum"] = list(enum)
     if kind == "array" and "items" not in out:
         out["items"] = {"type": "string"}
     if nested and kind == "object" and not out.get("properties"):

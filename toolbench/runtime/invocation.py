@@ -41,7 +41,7 @@ from .store import args_path, audit_path, dumps
 if TYPE_CHECKING:
     import pandas
 
-    from ..protocols.types import AssistantTurn, Exchange
+    from ..protocols.types import AssistantTurn, Exchange, Provider
     from .kernel import Kernel
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
@@ -162,7 +162,7 @@ class Invocation:
                    "elapsed_ms", "content_chars", "externalized"]
         return pandas.DataFrame([r.row() for r in self._records], columns=columns)
 
-    def transcript(self, protocol: str) -> list[dict[str, Any]]:
+    def transcript(self, protocol: str | Provider) -> list[dict[str, Any]]:
         """The calls and results as that provider's message history, every call paired.
 
         A round that came from `respond` with this protocol is replayed with its assistant turn
@@ -177,12 +177,12 @@ class Invocation:
         order = sorted(rounds)
         return encode_history(protocol, [rounds[k] for k in order], turns=[self._turns.get(k) for k in order])
 
-    def render_result(self, result: ToolResult | str, protocol: str | None = None) -> Any:
+    def render_result(self, result: ToolResult | str, protocol: str | Provider | None = None) -> Any:
         """What the model gets for one call's result (a `ToolResult` of this invocation, or its
         call id), as `transcript` sends it: that provider's result element when `protocol` is
         given, else `{protocol: element}` for every provider. Shows which attachments each API
         takes; `toolbench.protocols.abridge` shortens the base64 data for display."""
-        from ..protocols import PROTOCOLS, encode_result
+        from ..protocols import encode_result, names
 
         call_id = result.call_id if isinstance(result, ToolResult) else result
         record = next((r for r in reversed(self._records) if r.call_id == call_id
@@ -192,7 +192,7 @@ class Invocation:
         exchange = self._exchange(record)
         if protocol is not None:
             return encode_result(protocol, exchange)
-        return {name: encode_result(name, exchange) for name in PROTOCOLS}
+        return {name: encode_result(name, exchange) for name in names()}
 
     def _exchange(self, r: CallRecord) -> Exchange:
         from ..protocols.types import Exchange, ResultView
@@ -203,7 +203,7 @@ class Invocation:
                         result=ResultView(content=result.content, is_error=result.is_error, attachments=views),
                         signature=r.signature)
 
-    def respond(self, protocol: str, response: Any) -> list[ToolResult]:
+    def respond(self, protocol: str | Provider, response: Any) -> list[ToolResult]:
         """Decode a provider's response body and run its tool calls as one round.
 
         The round's assistant turn goes to the run log before its calls run, so `transcript`

@@ -21,7 +21,7 @@ from typing import Any
 from ..core.arguments import ToolArguments
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult
-from ..protocols.types import PROTOCOLS, AssistantTurn
+from ..protocols.types import AssistantTurn
 from .store import json_bytes
 
 LOG_NAME = "log.jsonl"
@@ -166,7 +166,7 @@ def read_turns(entries: list[dict[str, Any]]) -> dict[int, AssistantTurn]:
     turns: dict[int, AssistantTurn] = {}
     for entry in entries:
         round_no, protocol, items = entry.get("turn"), entry.get("protocol"), entry.get("assistant")
-        if type(round_no) is int and protocol in PROTOCOLS and isinstance(items, list):
+        if type(round_no) is int and isinstance(protocol, str) and isinstance(items, list):
             turns[round_no] = AssistantTurn(protocol, tuple(i for i in items if isinstance(i, dict)))
     return turns
 

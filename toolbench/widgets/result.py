@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 import ipywidgets as w  # type: ignore[import-untyped]
 
 from .. import AttachmentRef, CallRecord, Invocation, ToolbenchError, ToolResult, Workbench
-from ..protocols import abridge
+from ..protocols import abridge, names
 from . import _file_view as fv
 from ._base import Panel, bar, pre, pretty, scroll
 from ._state import WorkbenchState
@@ -18,7 +18,6 @@ from ._state import WorkbenchState
 __all__ = ["CSS", "PAGE_LINES", "ResultViewer"]
 
 PAGE_LINES = fv.PAGE_LINES
-PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 MAX_ATTACHMENT_BYTES = 8 * 1024 * 1024
 MAX_STRUCTURED_CHARS = 200_000  # the JSON is for reading, not for a browser to lay out megabytes of
 KEEP_B64 = 60
@@ -85,7 +84,7 @@ class ResultViewer(Panel):
                                 bar([self.search, self.hit_prev, self.hit_next, self.hits]),
                                 scroll([self.file], size="tb-tall")])
         self.attachments = w.VBox([])
-        self.protocol = w.Dropdown(options=PROVIDERS, value=PROVIDERS[0], description="provider",
+        self.protocol = w.Dropdown(options=names(), value=names()[0], description="provider",
                                    layout=_px(260))
         self.provider_json = w.HTML("")
         self.attachment_box = w.HBox(
