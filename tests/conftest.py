@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agents_support import PARENT_ONLY
 from hypothesis import settings
 
 from toolbench import Profile, ToolDescriptor, ToolId, Workbench
@@ -72,6 +73,7 @@ def upstream_catalog_descriptors() -> dict[ToolId, ToolDescriptor]:
             input_schema=QUERY_SCHEMA,
             scenes=frozenset({"chat"}) if name in SESSION_EXCLUDED else frozenset({"chat", "session"}),
             completes_round=name in COMPLETION_TOOLS,
+            parent_only=name in PARENT_ONLY,
         )
         out[descriptor.id] = descriptor
     return out

@@ -5,7 +5,7 @@ LiveAgent §8)."""
 from __future__ import annotations
 
 import pytest
-from agents_support import WAIT, GatedModel, delegate, parent_profile, returning
+from agents_support import PARENT_ONLY, WAIT, GatedModel, delegate, parent_profile, returning
 
 from toolbench import Profile, ToolbenchError
 from toolbench.testing import ScriptedModel
@@ -399,3 +399,9 @@ def test_unknown_recipient_lists_the_valid_targets(bench, parent):
     assert result.structured["valid"] == ["task_001", "*"]
     ok = parent.call("agent_send_message", {"message": "hi all", "channel": "shared"})
     assert ok.structured["to"] == ["task_001"]
+
+
+def test_the_builtins_a_child_loses_say_so_on_their_descriptors():
+    """core/snapshot.py knows no tool names: a descriptor's `parent_only` is what a child loses
+    (besides completion tools); the test catalog's fakes mirror these."""
+    assert {d.id.name for d in (t.descriptor for t in BUILTINS.values()) if d.parent_only} == PARENT_ONLY
