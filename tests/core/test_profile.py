@@ -39,10 +39,10 @@ def invalid(data) -> ToolbenchError:
 
 def test_default_profile_values():
     tools = Profile.default().tools
-    assert tools.allow == [*UPSTREAM_DEFAULT_ALLOW, "builtin:dice.roll"]
+    assert tools.allow == (*UPSTREAM_DEFAULT_ALLOW, "builtin:dice.roll")
     assert "builtin:workspace.shell" in tools.allow  # the shell is on by default
     assert "builtin:agent.handoff" not in tools.allow
-    assert tools.deny == []
+    assert tools.deny == ()
     assert tools.max_calls_per_run == 80
     assert tools.max_calls_per_tool == {}
     assert tools.tool_descriptions == {}
@@ -73,8 +73,8 @@ def test_json_profile_loads_with_upstream_camel_case_keys(tmp_path):
         },
     }), encoding="utf-8")
     tools = Profile.load(path).tools
-    assert tools.allow == ["builtin:dice.roll", "extension/e:x"]
-    assert tools.deny == ["extension/e:x"]
+    assert tools.allow == ("builtin:dice.roll", "extension/e:x")
+    assert tools.deny == ("extension/e:x",)
     assert tools.max_calls_per_run == 7
     assert tools.max_calls_per_tool == {"builtin:dice.roll": 2}
     assert tools.tool_descriptions["builtin:dice.roll"].properties == {"formula": "F"}
@@ -95,7 +95,7 @@ def test_toml_profile_loads(tmp_path):
     )
     profile = Profile.load(path)
     assert profile.name == "from-toml"
-    assert profile.tools.allow == ["builtin:dice.roll"]
+    assert profile.tools.allow == ("builtin:dice.roll",)
     assert profile.tools.max_calls_per_run == 3
     assert profile.tools.external_result_inline_char_limit == 99
     assert profile.tools.max_calls_per_tool == {"builtin:dice.roll": 1}

@@ -201,7 +201,7 @@ def test_return_mode_child_gets_task_return_and_the_profile_is_unchanged(upstrea
         ("builtin:task.return", "task_return"),
     ]
     assert snapshot.bindings[0].max_calls == 2
-    assert profile.tools.allow == allow
+    assert profile.tools.allow == tuple(allow)
 
 
 def test_allow_lists_a_tool_once_even_when_repeated(descriptor):
@@ -289,7 +289,7 @@ def test_extension_aliases_yield_to_builtins_and_to_each_other(upstream_catalog,
     externals = [descriptor("extension/contract:inspect"), descriptor("extension/another:inspect"),
                  descriptor("extension/contract:workspace_write_file")]
     catalog = {**upstream_catalog, **{d.id: d for d in externals}}
-    allow = [str(d.id) for d in externals] + Profile.default().tools.allow
+    allow = [str(d.id) for d in externals] + list(Profile.default().tools.allow)
     snapshot = prepare(Profile.default().edit(allow=allow), catalog, snapshot_id="inv_root")
     names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
     assert names["extension/contract:inspect"] == "inspect"

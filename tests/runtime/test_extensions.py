@@ -233,7 +233,7 @@ def test_enable_moves_a_denied_tool_back_and_disable_removes_it(bench):
     bench.profile = bench.profile.edit(allow=[*bench.profile.tools.allow, str(tool_id)], deny=[str(tool_id)])
     assert "one" not in bench.invocation().snapshot.call_names
     bench.enable(tool_id)
-    assert bench.profile.tools.deny == []
+    assert bench.profile.tools.deny == ()
     assert "one" in bench.invocation().snapshot.call_names
     bench.disable(tool_id)
     assert str(tool_id) not in bench.profile.tools.allow
@@ -282,7 +282,7 @@ def test_extension_aliases_next_to_a_builtin_of_the_same_name(make_bench):
     ids = [bench.register_tool("contract", make("c-inspect"), name="inspect"),
            bench.register_tool("another", make("a-inspect"), name="inspect"),
            bench.register_tool("contract", make("c-write"), name="workspace_write_file")]
-    bench.profile = Profile.default().edit(allow=[str(i) for i in ids] + Profile.default().tools.allow)
+    bench.profile = Profile.default().edit(allow=[str(i) for i in ids] + list(Profile.default().tools.allow))
     inv = bench.invocation(id="inv_root")
     names = {str(b.tool_id): b.call_name for b in inv.snapshot.bindings}
     assert [names[str(i)] for i in ids] == ["inspect", "inspect__2", "workspace_write_file__2"]

@@ -43,7 +43,7 @@ def test_return_mode_child_gets_read_file_and_task_return_and_the_profile_is_unc
     child = bench.agents.invocation("task_001").snapshot
     assert [(str(b.tool_id), b.call_name, b.max_calls) for b in child.bindings] == [
         ("builtin:workspace.read_file", "workspace_read_file", 2), ("builtin:task.return", "task_return", None)]
-    assert bench.profile.tools.allow == allow
+    assert bench.profile.tools.allow == tuple(allow)
 
 
 def test_agent_tools_are_chat_only(bench):

@@ -33,7 +33,7 @@ def test_toggling_allow_and_deny_and_budgets_freezes_a_new_snapshot(app):
     assert panel.error_view.value == ""
     tools = app.state.bench.profile.tools
     assert "extension/demo:fail" not in tools.allow
-    assert tools.deny == ["extension/demo:weather"]
+    assert tools.deny == ("extension/demo:weather",)
     assert tools.max_calls_per_tool == {"builtin:dice.roll": 3}
     assert tools.external_result_inline_char_limit == 1000
     names = list(app.state.invocation.snapshot.call_names)

@@ -7,15 +7,12 @@ chat tools (20,000 characters of text per call).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
+
+from .section import Section
 
 
-class _Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
-
-
-class ChatSettings(_Settings):
+class ChatSettings(Section):
     """Limits of `chat.search` and `chat.read_messages`; frozen."""
 
     max_chars_per_call: int = Field(default=20_000, ge=500)
@@ -23,7 +20,7 @@ class ChatSettings(_Settings):
     that says where to continue."""
 
 
-class WorldInfoSettings(_Settings):
+class WorldInfoSettings(Section):
     """How `worldinfo.read_activated` activates entries; frozen. Entries may override the
     scan depth, case sensitivity and whole-word matching with their own fields."""
 

@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_camel
 
 from .errors import ToolbenchError, ToolError
 from .ids import ToolId, ToolKind
+from .section import FrozenMap
 
 Scene = Literal["chat", "session"]
 SCENES: tuple[Scene, ...] = ("chat", "session")
@@ -60,7 +61,7 @@ class DescriptionOverride(Frozen):
     """A profile's replacement text for a tool's description and parameter descriptions."""
 
     description: str | None = None
-    properties: dict[str, str] = Field(default_factory=dict)
+    properties: FrozenMap[str, str] = Field(default_factory=FrozenMap)  # read-only: a profile holds it
 
 
 def apply_override(descriptor: ToolDescriptor, override: DescriptionOverride | None) -> ToolDescriptor:

@@ -10,16 +10,15 @@ from __future__ import annotations
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator
+
+from .section import Section
 
 DEFAULT_GLOBAL_DIR: Final = ".toolbench/memory/global"
 
 
-class MemorySettings(BaseModel):
+class MemorySettings(Section):
     """The memory store's folders and limits; frozen."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     global_dir: str = DEFAULT_GLOBAL_DIR
     """The global scope's folder: absolute, or relative to the workspace (then under `.toolbench/`,

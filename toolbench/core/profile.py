@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import AliasChoices, Field, field_validator
 
 from .chat_settings import ChatSettings, WorldInfoSettings
 from .descriptors import DescriptionOverride
@@ -17,6 +17,7 @@ from .fileio import write_atomic
 from .ids import ToolId
 from .memory_settings import MemorySettings
 from .naming import NamingStyle
+from .section import FrozenMap, Section, parse
 from .shell_settings import ShellSettings
 from .workspace_settings import WorkspaceSettings
 
@@ -41,18 +42,14 @@ DEFAULT_ALLOW: tuple[str, ...] = (
 )
 
 
-class Section(BaseModel):
-    """A profile section: snake_case or camelCase keys in, unknown keys refused."""
-
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, validate_assignment=True)
-
-
 class ToolsSettings(Section):
-    allow: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOW))
-    deny: list[str] = Field(default_factory=list)
+    """Which tools are offered (`allow` in order, `deny` wins), their budgets and rendering; frozen."""
+
+    allow: tuple[str, ...] = DEFAULT_ALLOW
+    deny: tuple[str, ...] = ()
     max_calls_per_run: PositiveInt = 80
-    max_calls_per_tool: dict[str, PositiveInt] = Field(default_factory=dict)
-    tool_descriptions: dict[str, DescriptionOverride] = Field(default_factory=dict)
+    max_calls_per_tool: FrozenMap[str, PositiveInt] = Field(default_factory=FrozenMap)
+    tool_descriptions: FrozenMap[str, DescriptionOverride] = Field(default_factory=FrozenMap)
     # Upstream's legacy name `mcpResultInlineCharLimit` is read as this field (reference §7).
     external_result_inline_char_limit: PositiveInt = Field(
         default=50_000,
@@ -73,14 +70,14 @@ class ToolsSettings(Section):
 
     @field_validator("allow", "deny")
     @classmethod
-    def _ids(cls, value: list[str]) -> list[str]:
+    def _ids(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for text in value:
             _check_id(text)
         return value
 
     @field_validator("max_calls_per_tool", "tool_descriptions")
     @classmethod
-    def _id_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _id_keys(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
         for text in value:
             _check_id(text)
         return value
@@ -98,7 +95,8 @@ class ToolsSettings(Section):
 
 
 class Profile(Section):
-    """A tool profile. `Profile.default()` is the embedded default."""
+    """A tool profile: a frozen value. `Profile.default()` is the embedded default; `edit(...)`
+    makes a changed copy (the bench's profile is replaced, never changed in place)."""
 
     name: str = "default"
     description: str = ""
@@ -116,10 +114,7 @@ class Profile(Section):
     @classmethod
     def parse(cls, data: Any, *, source: str = "profile") -> Profile:
         """Validate a mapping; errors become one `agent.profile_invalid` naming each key."""
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ToolbenchError("agent.profile_invalid", f"{source}: {describe(exc)}") from exc
+        return parse(cls, data, source=source)
 
     @classmethod
     def load(cls, path: str | Path) -> Profile:
@@ -137,33 +132,35 @@ class Profile(Section):
         return cls.parse(data, source=str(path))
 
     def save(self, path: str | Path) -> None:
-
+        """Write the profile as JSON (`to_json_text`), replacing the file atomically."""
         write_atomic(Path(path), self.to_json_text())
 
     def to_json_text(self) -> str:
         return json.dumps(self.model_dump(mode="json", exclude_defaults=False), indent=2, ensure_ascii=False) + "\n"
 
-    def edit(self, **changes: Any) -> Profile:
-        """A new profile with top-level or `tools` fields changed (values are validated)."""
-        data = self.model_dump(mode="json")
+    def edit(self, **changes: Any) -> Self:
+        """A new, validated profile with `changes`; this one is unchanged.
+
+        A key (snake_case or camelCase) names a top-level field (`name=`), a `tools` field
+        (`allow=[...]`), or a section: a mapping is merged into that section
+        (`shell={"timeout_seconds": 5}`), a section value replaces it. Raises
+        `agent.profile_invalid` naming each unknown key (`shell.bogus`) or bad value."""
+        top: dict[str, Any] = {}
+        into: dict[str, dict[str, Any]] = {}
         for key, value in changes.items():
-            if key in ToolsSettings.model_fields:
-                data["tools"][key] = value
+            name = self.field_name(key)
+            if name not in type(self).model_fields and ToolsSettings.field_name(key) in ToolsSettings.model_fields:
+                into.setdefault("tools", {})[key] = value
+            elif name in type(self).model_fields and isinstance(getattr(self, name), Section) \
+                    and isinstance(value, Mapping):
+                into.setdefault(name, {}).update(value)
             else:
-                data[key] = value
-        return Profile.parse(data)
-
-
-def describe(exc: ValidationError) -> str:
-    """One line per problem, each naming the key path."""
-    parts = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        if err["type"] == "extra_forbidden":
-            parts.append(f"unknown key `{loc}`")
-        else:
-            parts.append(f"`{loc}`: {err['msg']}")
-    return "; ".join(parts)
+                top[name] = value
+        data = self.merged(top)
+        for name, section_changes in into.items():
+            base = data[name] if isinstance(data[name], Section) else getattr(self, name)
+            data[name] = base.merged(section_changes)
+        return parse(type(self), data, source="profile")
 
 
 def _check_id(text: str) -> None:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from .section import Section
 
 DEFAULT_TEXT_LIMIT: Final = 128 * 1024
 
 
-class ShellSettings(BaseModel):
+class ShellSettings(Section):
     """Per-call limits of the shell; frozen, every value positive."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     timeout_seconds: float = Field(default=30.0, gt=0, allow_inf_nan=False, strict=True)
     """Wall-clock limit of one call; embedded Python and jq share the same deadline."""

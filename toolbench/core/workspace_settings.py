@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator, model_validator
+
+from .section import Section
 
 RUNTIME_DIRS: Final = frozenset({"tool-args", ".toolbench"})
 READ_ONLY_ROOTS: Final = frozenset({"tool-results", "skills"})
@@ -21,10 +22,8 @@ DEFAULT_WRITABLE: Final = ("work", "tmp", "output")
 _ROOT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 
 
-class WorkspaceSettings(BaseModel):
+class WorkspaceSettings(Section):
     """Visible and writable roots, the skills directory and the read limits; frozen."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     visible_roots: tuple[str, ...] = DEFAULT_VISIBLE
     writable_roots: tuple[str, ...] = DEFAULT_WRITABLE

@@ -528,8 +528,9 @@ def test_settings_refuse_bad_values(bad: dict[str, Any]) -> None:
 
 
 def test_settings_are_frozen() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(ToolbenchError) as info:
         ShellSettings().timeout_seconds = 1  # type: ignore[misc]
+    assert info.value.code == "bench.misuse"
 
 
 # ---- arguments, schema, description ----
