@@ -101,7 +101,7 @@ class CronScheduler:
             return CronRun(task.id, task.name, task.type, stamp, "prompt_due", output=task.prompt or "",
                            prompt=task.prompt)
         kernel = self._kernel
-        settings = kernel.profile.shell.model_copy(update={"timeout_seconds": float(task.timeout_seconds)})
+        settings = kernel.profile.shell.edit(timeout_seconds=float(task.timeout_seconds))
         ws = Workspace(kernel.workspace, kernel.profile.workspace)
         outcome = kernel.loop.run(run_shell(task.script or "", workdir=task.workdir, mounts=mounts(ws),
                                             settings=settings, max_file_bytes=ws.settings.max_file_bytes))

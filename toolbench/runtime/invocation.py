@@ -70,7 +70,7 @@ class Invocation:
         self._kernel = kernel
         self.snapshot = snapshot
         # Frozen with the snapshot: a new bench profile changes the next invocation only.
-        self.profile = profile
+        self._profile = profile
         self._gate = gate or GateState()
         self._records: list[CallRecord] = list(records)
         self._round = max((r.round for r in records), default=0)
@@ -92,6 +92,11 @@ class Invocation:
     @property
     def id(self) -> str:
         return self.snapshot.id
+
+    @property
+    def profile(self) -> Profile:
+        """The profile this invocation was made with (a frozen value; the bench's may change)."""
+        return self._profile
 
     # persistence --------------------------------------------------------------------------
     @classmethod
