@@ -42,6 +42,13 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
     def __len__(self) -> int:
         return len(self._data)
 
+    # dict's own, not Mapping's Python-level fallbacks: prepare() looks up every allowed tool.
+    def get(self, key: K, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
     def __hash__(self) -> int:
         return hash(frozenset(self._data.items()))
 
