@@ -12,6 +12,7 @@ from .core.ids import ToolId
 from .core.profile import Profile
 from .core.results import Attachment, AttachmentRef, ToolOutput, ToolResult
 from .core.snapshot import Binding, Diagnostic, Snapshot
+from .core.turn import TurnContract
 from .runtime.approval import ApprovalRequest
 from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
@@ -38,5 +39,6 @@ __all__ = [
     "ToolResult",
     "ToolSource",
     "ToolbenchError",
+    "TurnContract",
     "Workbench",
 ]

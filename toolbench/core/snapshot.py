@@ -18,6 +18,7 @@ from .errors import ToolbenchError, ToolError
 from .ids import ToolId
 from .naming import allocate, builtin_call_name, mcp_seed
 from .profile import Profile
+from .turn import TurnContract
 
 SCHEMA_VERSION: Literal[1] = 1
 # Reserved so no external tool takes the name of the return tool a delegated child gets.
@@ -110,15 +111,29 @@ class Snapshot(Frozen):
     def binding_for(self, call_name: str) -> Binding | None:
         return self.by_call_name.get(call_name)
 
+    @functools.cached_property
+    def _by_loose_name(self) -> dict[str, Binding | None]:
+        loose: dict[str, Binding | None] = {}
+        for b in self.bindings:
+            key = b.call_name.strip().lower()
+            loose[key] = None if key in loose else b  # shared by two names: ambiguous, so unknown
+        return loose
+
+    def binding_loose(self, call_name: str) -> Binding | None:
+        """The one binding whose call name equals `call_name` trimmed and lowercased (LiveAgent's
+        registry fallback); None when none or several do."""
+        return self._by_loose_name.get(call_name.strip().lower()) if isinstance(call_name, str) else None
+
     def binding_of(self, tool_id: ToolId) -> Binding | None:
         return self.by_tool_id.get(tool_id)
 
     # `protocol` is a name or a `toolbench.protocols.Provider`, typed `Any` because core may not
     # name a protocols type; the protocols functions check it (`protocol.unknown`).
     def render(self, protocol: Any, *, schema: str = "json-schema", strict: bool | None = None,
-               defer_loading: Iterable[str] = ()) -> list[dict[str, Any]]:
+               defer_loading: Iterable[str] = (), contract: TurnContract | None = None) -> list[dict[str, Any]]:
         """The tool list exactly as that provider's API takes it (`protocol`: a provider or the
-        name it is registered under, `toolbench.protocols.names()`).
+        name it is registered under, `toolbench.protocols.names()`); with `contract`, only the
+        tools that round offers (`tool_choice` gives the matching tool choice).
 
         Gemini gets `parametersJsonSchema`, or the OpenAPI subset in `parameters` with
         `schema="openapi"` (for older models). `strict` defaults to the profile's setting for
@@ -128,7 +143,19 @@ class Snapshot(Frozen):
 
         provider = get_provider(protocol)
         chosen = self.strict_for(provider.name) if strict is None else strict
-        return render(provider, self.bindings, strict=chosen, schema=schema, defer_loading=defer_loading)
+        bindings = self.bindings
+        if contract is not None:
+            offered = set(contract.apply(self).names)
+            bindings = tuple(b for b in bindings if b.call_name in offered)
+        return render(provider, bindings, strict=chosen, schema=schema, defer_loading=defer_loading)
+
+    def tool_choice(self, protocol: Any, contract: TurnContract) -> Any:
+        """The provider's tool choice for a round under `contract` (`None`: send no tool
+        choice, as for `none`/`auto` with no tools); pairs with `render(protocol, contract=...)`."""
+        from ..protocols import encode_tool_choice
+
+        turn = contract.apply(self)
+        return encode_tool_choice(protocol, turn.protocol_choice(), turn.names)
 
     def check(self, protocols: Iterable[Any] | None = None, *, schema: str = "json-schema") -> list[Any]:
         """Every call-name and schema problem per provider, with the rule it breaks

@@ -21,15 +21,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..core import loop_breaker
 from ..core.arguments import MISSING, ToolArguments, invalid_arguments_message, quote
 from ..core.errors import OutcomeUnknown, ToolbenchError, ToolError
 from ..core.fileio import write_atomic
 from ..core.gate import GateState, charge
 from ..core.ids import ToolId
+from ..core.loop_breaker import LoopBreaker
 from ..core.profile import Profile
 from ..core.results import AttachmentRef, ToolOutput, ToolResult, call_file_stem, error_result, project, trusted_result
 from ..core.schema_check import check_arguments
 from ..core.snapshot import Binding, Snapshot
+from ..core.turn import Turn, TurnContract
 from ..tools.base import StopSignal, ToolContext
 from ..tools.state import InvocationState
 from ..tools.workspace.publish import PublishedOutput
@@ -87,6 +90,7 @@ class Invocation:
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
         self._logged_output: Any = None  # the published output last written to the run log
+        self._breaker = LoopBreaker()
         self._closed = False
 
     @property
@@ -208,8 +212,10 @@ class Invocation:
                         result=ResultView(content=result.content, is_error=result.is_error, attachments=views),
                         signature=r.signature)
 
-    def respond(self, protocol: str | Provider, response: Any) -> list[ToolResult]:
-        """Decode a provider's response body and run its tool calls as one round.
+    def respond(self, protocol: str | Provider, response: Any, *,
+                contract: TurnContract | None = None) -> list[ToolResult]:
+        """Decode a provider's response body and run its tool calls as one round (under
+        `contract`, the turn contract the request was rendered with, if any).
 
         The round's assistant turn goes to the run log before its calls run, so `transcript`
         replays it, after a reopen too. A response that is not that provider's shape, a refusal
@@ -217,48 +223,57 @@ class Invocation:
         from ..protocols import decode_response
 
         self._check_open()
+        turn = self._apply(contract)
         with self._lock:  # the seed names the round the calls get, whatever runs beside
             decoded = decode_response(protocol, response, id_seed=f"{self.id}_{self._round + 1}")
             round_no = self._next_round()
             if decoded.assistant is not None and decoded.calls:
                 self._log.append(turn_entry(round_no, decoded.assistant))
                 self._turns[round_no] = decoded.assistant
-        return self._turn_in(round_no, [(c.call_name, c.arguments, c.call_id) for c in decoded.calls])
+        return self._turn_in(round_no, [(c.call_name, c.arguments, c.call_id) for c in decoded.calls], turn)
 
     # calling ------------------------------------------------------------------------------
-    def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
+    def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None,
+             contract: TurnContract | None = None) -> ToolResult:
         """Run one call as its own round."""
-        round_no = self._next_round()
-        try:
-            return self._run(self._begin(round_no, call_name, arguments, call_id, last=True))
-        finally:
-            self._end_round(round_no)
+        return self.turn([(call_name, arguments, call_id)], contract=contract)[0]
 
-    async def acall(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None) -> ToolResult:
-        round_no = self._next_round()
-        try:
-            return await self._arun(self._begin(round_no, call_name, arguments, call_id, last=True))
-        finally:
-            self._end_round(round_no)
+    async def acall(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None,
+                    contract: TurnContract | None = None) -> ToolResult:
+        return (await self.aturn([(call_name, arguments, call_id)], contract=contract))[0]
 
-    def turn(self, calls: Sequence[Call]) -> list[ToolResult]:
-        """Run one model round of several calls, in order. Completion tools must come last."""
-        return self._turn_in(self._next_round(), calls)
+    def turn(self, calls: Sequence[Call], *, contract: TurnContract | None = None) -> list[ToolResult]:
+        """Run one model round of several calls, in order. Completion tools must come last.
 
-    def _turn_in(self, round_no: int, calls: Sequence[Call]) -> list[ToolResult]:
+        `contract` (a `TurnContract`) limits the round to some of the snapshot's tools and a
+        tool choice; a call outside it gets `model.tool_not_in_turn` or
+        `model.tool_choice_violation` before any budget is used."""
+        turn = self._apply(contract)
+        return self._turn_in(self._next_round(), calls, turn)
+
+    def _turn_in(self, round_no: int, calls: Sequence[Call], turn: Turn | None) -> list[ToolResult]:
         try:
-            return [self._run(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
+            return [self._run(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1, turn=turn))
                     for i, c in enumerate(calls)]
         finally:
             self._end_round(round_no)
 
-    async def aturn(self, calls: Sequence[Call]) -> list[ToolResult]:
+    async def aturn(self, calls: Sequence[Call], *, contract: TurnContract | None = None) -> list[ToolResult]:
+        turn = self._apply(contract)
         round_no = self._next_round()
         try:
-            return [await self._arun(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1))
+            return [await self._arun(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1, turn=turn))
                     for i, c in enumerate(calls)]
         finally:
             self._end_round(round_no)
+
+    def _apply(self, contract: TurnContract | None) -> Turn | None:
+        """The contract over this snapshot (misuse raises before the round starts)."""
+        if contract is None:
+            return None
+        if not isinstance(contract, TurnContract):
+            raise ToolbenchError("bench.misuse", f"contract is a TurnContract, not {type(contract).__name__}")
+        return contract.apply(self.snapshot)
 
     def cancel(self) -> None:
         """Cancel the calls running now; safe from any thread (a widget, a signal handler).
@@ -311,7 +326,7 @@ class Invocation:
             return self._round
 
     def _begin(self, round_no: int, call_name: Any, arguments: Any, call_id: str | None,
-               *, last: bool) -> _Step | ToolResult:
+               *, last: bool, turn: Turn | None = None) -> _Step | ToolResult:
         started = time.perf_counter()
         if call_id is not None and not isinstance(call_id, str):
             raise ToolbenchError("bench.misuse", f"a call id is a string or None, not {type(call_id).__name__}")
@@ -323,6 +338,8 @@ class Invocation:
         args = arguments if isinstance(arguments, ToolArguments) else ToolArguments.decode(arguments)
         name = call_name
         binding = self.snapshot.binding_for(name)
+        if binding is None:  # LiveAgent's registry: a name that matches only trimmed and lowercased
+            binding = self.snapshot.binding_loose(name)
         tool_id = binding.tool_id if binding else None
         with self._lock:
             if call_id is None:
@@ -338,6 +355,12 @@ class Invocation:
             if self.blocked is not None:
                 return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.tool_not_started",
                                     f"Not started: this invocation is blocked. {self.blocked}")
+            if turn is not None and binding is not None:  # the contract, before any budget is reserved
+                try:
+                    turn.check(binding.call_name)
+                except ToolError as exc:
+                    return self._refuse(round_no, call_id, name, args, tool_id, started, exc.code, exc.message,
+                                        exc.structured)
             try:
                 charge(self._gate, self.snapshot.max_calls_per_invocation, tool_id,
                        binding.max_calls if binding else None)
@@ -492,6 +515,7 @@ class Invocation:
 
     def _record(self, round_no: int, call_id: str, name: str, args: ToolArguments, result: ToolResult,
                 started: float, *, externalized: bool, stem: str | None = None, audit: bool = True) -> ToolResult:
+        result = self._annotate(name, args, result, call_id)
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
                             arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
                             externalized=externalized)
@@ -507,6 +531,29 @@ class Invocation:
             self._log.append({"record": record.to_log(), "gate": self._gate.to_json(), "blocked": self.blocked})
             self._records.append(record)
         return result
+
+    def _annotate(self, name: str, args: ToolArguments, result: ToolResult, call_id: str) -> ToolResult:
+        """What the runtime adds to a result's text: which tool a loosely matched name ran
+        (LiveAgent's case-insensitive lookup), and the loop breaker's guidance."""
+        note = ""
+        binding = self.snapshot.binding_for(name)
+        if binding is None and result.tool_id is not None:
+            meant = self.snapshot.binding_loose(name)
+            if meant is not None:
+                note = (f"\n\n(There is no tool named `{quote(name)}`; this ran `{meant.call_name}`. "
+                        "Use the exact name.)")
+        with self._lock:
+            key = (name, args.replay_text() if args.is_valid else args.raw, result.error_code or "") \
+                if result.is_error else None
+            failures = self._breaker.note(key, call_id)
+        if failures >= loop_breaker.THRESHOLD:
+            note += loop_breaker.guidance(failures)
+        if not note:
+            return result
+        structured = result.structured
+        if failures >= loop_breaker.THRESHOLD and isinstance(structured, dict):
+            structured = {**structured, "failedInARow": failures}
+        return result.model_copy(update={"content": result.content + note, "structured": structured})
 
     def _note_approval(self, request: ApprovalRequest, decision: str) -> None:
         """The approval decision of a call, in the run log before the tool runs (or does not)."""
