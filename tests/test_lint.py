@@ -29,7 +29,7 @@ def test_the_import_contracts_are_kept() -> None:
     result = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; "
                              "lint_imports_command()"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 kept, 0 broken" in result.stdout, result.stdout
+    assert "0 broken" in result.stdout, result.stdout
 
 
 def test_a_broken_layer_is_caught(tmp_path: Path) -> None:

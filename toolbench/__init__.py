@@ -18,6 +18,7 @@ from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
 from .runtime.records import CallRecord
 from .runtime.sources import ToolSource
+from .tools.base import ToolContext
 
 __all__ = [
     "CODES",
@@ -32,6 +33,7 @@ __all__ = [
     "Profile",
     "Snapshot",
     "ToolArguments",
+    "ToolContext",
     "ToolDescriptor",
     "ToolError",
     "ToolId",

@@ -225,3 +225,30 @@ def test_the_stored_form_has_json_lists_and_objects(tmp_path):
     assert json.loads(RICH.model_dump_json()) == data
     RICH.save(tmp_path / "p.json")
     assert Profile.load(tmp_path / "p.json") == RICH
+
+
+@pytest.mark.parametrize("changes", [
+    {"maxCallsPerRun": 5, "max_calls_per_run": 6},
+    {"tools": {"maxCallsPerRun": 5}, "max_calls_per_run": 7},
+])
+def test_one_field_given_in_both_spellings_is_refused(changes: dict[str, Any]) -> None:
+    with pytest.raises(ToolbenchError) as info:
+        Profile.default().edit(**changes)
+    assert info.value.code == "agent.profile_invalid"
+
+
+def test_a_profile_pickles_at_every_protocol_and_its_maps_merge_like_dicts() -> None:
+    import pickle
+
+    profile = Profile.default().edit(max_calls_per_tool={"builtin:dice.roll": 2})
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(profile, protocol=protocol)) == profile
+    merged = profile.tools.max_calls_per_tool | {"builtin:workspace.read_file": 3}
+    assert dict(merged) == {"builtin:dice.roll": 2, "builtin:workspace.read_file": 3}
+
+
+def test_the_store_s_fallback_writer_takes_a_profile_with_hostile_text() -> None:
+    from toolbench.runtime.store import json_text
+
+    profile = Profile.default().edit(description="\ud83d", max_calls_per_tool={"builtin:dice.roll": 1})
+    assert '"builtin:dice.roll":1' in json_text(profile).replace(" ", "")

@@ -220,3 +220,14 @@ def test_every_mcp_code_in_the_package_is_listed() -> None:
     used = {m for path in package.glob("*.py") for m in re.findall(r'"(mcp\.[a-z_]+)"', path.read_text())}
     assert {"mcp.tool_error", "mcp.call_outcome_unknown", "mcp.tool_schema_invalid"} <= used  # the scan works
     assert sorted(used - set(CODES)) == []
+
+
+@pytest.mark.parametrize(("entry", "kind"), [
+    ({"url": "https://h/mcp", "env": {}}, "http"),
+    ({"url": "https://h/mcp", "args": []}, "http"),
+    ({"url": "https://h/mcp", "cwd": ""}, "http"),
+    ({"command": "x", "headers": {}}, "stdio"),
+])
+def test_an_empty_field_of_the_other_transport_is_unset_as_clients_read_it(entry: dict[str, Any], kind: str) -> None:
+    [options] = parse_mcp_json({"mcpServers": {"s": entry}})
+    assert options.transport.kind == kind

@@ -151,13 +151,28 @@ def test_a_name_that_cannot_go_into_a_run_log_is_refused(name):
     assert name not in names()
 
 
-def test_something_that_is_not_a_provider_is_refused():
+@pytest.mark.parametrize("thing", ["openai", Echo])  # a name, and a class not instantiated
+def test_something_that_is_not_a_provider_is_refused(thing):
     with pytest.raises(ToolbenchError) as info:
-        register("openai")  # type: ignore[arg-type]
+        register(thing)  # type: ignore[arg-type]
     assert info.value.code == "bench.misuse"
 
 
-@pytest.mark.parametrize("rules", [{"name_pattern": "[a-z"}, {"max_name_bytes": 0}])
+def test_a_provider_class_is_not_a_provider():
+    with pytest.raises(ToolbenchError) as info:
+        render(Echo, [READ_FILE])  # type: ignore[arg-type]
+    assert info.value.code == "protocol.unknown"
+
+
+def test_a_provider_object_may_not_borrow_a_built_in_name():
+    """`openai` in a run log or a Problem means OpenAI's API, whoever rendered it."""
+    with pytest.raises(ToolbenchError) as info:
+        check([READ_FILE], protocols=[ChatCompletionsProvider("openai", max_tools=5)])
+    assert info.value.code == "protocol.name_taken"
+
+
+@pytest.mark.parametrize("rules", [{"name_pattern": "[a-z"}, {"max_name_bytes": 0}, {"max_tools": 0},
+                                   {"description_limit": -1}])
 def test_an_openai_shaped_provider_refuses_broken_rules(rules):
     with pytest.raises(ToolbenchError) as info:
         ChatCompletionsProvider("x", **rules)

@@ -9,9 +9,18 @@ from typing import Any
 
 import pytest
 
-from toolbench import Profile, ToolbenchError, ToolDescriptor, ToolError, ToolId, ToolOutput, ToolSource, Workbench
+from toolbench import (
+    Profile,
+    ToolbenchError,
+    ToolContext,
+    ToolDescriptor,
+    ToolError,
+    ToolId,
+    ToolOutput,
+    ToolSource,
+    Workbench,
+)
 from toolbench.runtime.kernel import Kernel
-from toolbench.tools.base import ToolContext
 
 LOOKUP = ToolId.parse("extension/remote:lookup")
 SLOW = ToolId.parse("extension/remote:slow")
@@ -127,3 +136,56 @@ def test_an_invocation_needs_a_kernel_only(tmp_path: Path) -> None:
 def test_the_cron_scheduler_is_built_once(tmp_path: Path) -> None:
     with Workbench(tmp_path) as bench:
         assert bench.cron is bench.cron
+
+
+def test_an_added_source_s_tools_can_be_enabled_later(tmp_path: Path) -> None:
+    with Workbench(tmp_path, Profile.default().edit(allow=["builtin:dice.roll"])) as bench:
+        bench.add_source(RemoteTools())
+        bench.enable(LOOKUP)
+        bench.disable(LOOKUP)
+        bench.enable(LOOKUP)
+        assert bench.invocation().call("lookup", {"key": "k"}).content == "value of k"
+
+
+class McpShaped(RemoteTools):
+    """A source whose ids happen to have the MCP kind: its calls must still reach it."""
+
+    TOOL = ToolId.parse("mcp/elsewhere:find")
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        return [ToolDescriptor(id=self.TOOL, description="Found elsewhere.")]
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        return ToolOutput("found")
+
+
+def test_a_source_s_mcp_kind_ids_are_its_own(tmp_path: Path) -> None:
+    with Workbench(tmp_path, Profile.default().edit(allow=[str(McpShaped.TOOL)])) as bench:
+        bench.add_source(McpShaped())
+        inv = bench.invocation()
+        name = inv.snapshot.bindings[0].call_name
+        assert inv.call(name).content == "found"
+        assert inv.call(name).content == "found"  # the second call too (the owner is kept per invocation)
+
+
+def test_an_unregistered_ask_tool_fails_at_once_without_asking(tmp_path: Path) -> None:
+    with Workbench(tmp_path) as bench:
+        tool = bench.register_tool("x", lambda n=1: n, name="double")
+        bench.enable(tool)
+        bench.set_permission(tool, "ask")
+        asked: list[str] = []
+        bench.on_approval(lambda request: asked.append(request.call_name) or True)
+        inv = bench.invocation()
+        bench.unregister_tool(tool)
+        assert inv.call("double", {"n": 2}).error_code == "extension.tool_unavailable"
+        assert asked == []
+
+
+def test_permission_of_ids_no_source_has(tmp_path: Path) -> None:
+    with Workbench(tmp_path) as bench:
+        assert bench.permission("builtin:nope.x") == "on"
+        assert bench.permission("extension/none:x") == "on"
+        with pytest.raises(ToolbenchError) as info:
+            bench.permission("mcp/none:x")
+        assert info.value.code == "mcp.server_unknown"

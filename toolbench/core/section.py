@@ -52,6 +52,12 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
     def __hash__(self) -> int:
         return hash(frozenset(self._data.items()))
 
+    def __reduce__(self) -> tuple[type[FrozenMap[K, V]], tuple[dict[K, V]]]:
+        return type(self), (self._data,)  # every pickle protocol (slots and no dict otherwise)
+
+    def __or__(self, other: Mapping[K, V]) -> FrozenMap[K, V]:
+        return type(self)({**self._data, **other})
+
     def __repr__(self) -> str:
         # The dict's form: printed profiles (notebooks, errors) read as they did before.
         return repr(self._data)
@@ -92,9 +98,17 @@ class Section(BaseModel):
         return key
 
     def merged(self, changes: Mapping[str, Any]) -> dict[str, Any]:
-        """This section's values by field name with `changes` laid over them (keys in either spelling)."""
+        """This section's values by field name with `changes` laid over them (keys in either
+        spelling; one field named twice, `maxCallsPerRun` and `max_calls_per_run`, is refused)."""
         data = self.model_dump()
-        data.update({self.field_name(key): value for key, value in changes.items()})
+        given: dict[str, str] = {}
+        for key, value in changes.items():
+            name = self.field_name(key)
+            if name in given:
+                raise ToolbenchError("agent.profile_invalid", f"{type(self).__name__}: `{name}` is given twice "
+                                     f"(`{given[name]}` and `{key}`)")
+            given[name] = key
+            data[name] = value
         return data
 
     def edit(self, **changes: Any) -> Self:

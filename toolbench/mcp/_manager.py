@@ -245,6 +245,10 @@ class McpManager:
         """The tools of active servers that are valid and permitted, in registration then listing order."""
         return [d for e in list(self._entries.values()) for d in e.descriptors(self._permissions)]
 
+    def tool_ids(self) -> frozenset[ToolId]:
+        """The ids of `descriptors()`."""
+        return frozenset(d.id for d in self.descriptors())
+
     @property
     def diagnostics(self) -> list[McpDiagnostic]:
         """Why servers and tools are not offered: `(ToolId or server name, code, message)`.

@@ -43,8 +43,10 @@ class ConfigEntry:
     base: Path | None = None
 
     def has(self, key: str) -> bool:
-        """Whether the entry sets `key` (a null counts as unset, as the clients read it)."""
-        return self.fields.get(key) is not None
+        """Whether the entry sets `key`: a null or an empty value (`{}`, `[]`, `""`) counts as
+        unset, as the clients read it (an HTTP entry with `"env": {}` is an HTTP entry)."""
+        value = self.fields.get(key)
+        return value is not None and not (isinstance(value, str | list | dict) and not value)
 
     def value(self, key: str) -> Any:
         """The field with its placeholders expanded (strings, lists of strings, objects' values)."""

@@ -51,6 +51,11 @@ class OpenAIRules(BaseProvider):
             raise ToolbenchError("bench.misuse", f"name_pattern {self.name_pattern!r} is not a regex: {exc}") from None
         if self.max_name_bytes < 1:
             raise ToolbenchError("bench.misuse", f"max_name_bytes must be at least 1, not {self.max_name_bytes}")
+        if self.max_tools is not None and self.max_tools < 1:
+            raise ToolbenchError("bench.misuse", f"max_tools must be at least 1 or None, not {self.max_tools}")
+        if self.description_limit is not None and self.description_limit < 0:
+            raise ToolbenchError("bench.misuse", f"description_limit must be 0 or more, or None, not "
+                                 f"{self.description_limit}")
         object.__setattr__(self, "_pattern", pattern)  # frozen: set once, here
 
     def check_tools(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[Problem]:

@@ -41,9 +41,20 @@ def get_provider(protocol: str | Provider) -> Provider:
         found = _providers.get(protocol)
         if found is not None:
             return found
-    elif isinstance(protocol, Provider):
+    elif isinstance(protocol, Provider) and not isinstance(protocol, type):
+        _check_name(protocol)
         return protocol
     raise _unknown(protocol)
+
+
+def _check_name(provider: Provider) -> None:
+    """A provider object's name is a registrable one, and a built-in name only on the built-in
+    object: `openai` in a run log or a `Problem` means OpenAI's API."""
+    name = provider.name
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ToolbenchError("bench.misuse", f"provider name {name!r} is not 1 to 64 of A-Z a-z 0-9 . _ -")
+    if name in _BUILTIN and _BUILTIN[name] is not provider:
+        raise ToolbenchError("protocol.name_taken", f"provider name {name!r} is built in; give yours another name")
 
 
 def register(provider: Provider, *, replace: bool = False) -> Provider:
@@ -53,11 +64,11 @@ def register(provider: Provider, *, replace: bool = False) -> Provider:
     The name is 1 to 64 letters, digits, `.`, `_` or `-`, starting with a letter or digit (it
     goes into run logs and `Problem.protocol`). A name already registered is refused with
     `protocol.name_taken` unless `replace=True`; a built-in name is always refused."""
-    if not isinstance(provider, Provider):
-        raise ToolbenchError("bench.misuse", f"{provider!r} is not a Provider (a name and the six methods)")
+    if not isinstance(provider, Provider) or isinstance(provider, type):
+        raise ToolbenchError("bench.misuse", f"{provider!r} is not a Provider object (a name and the six methods; "
+                             "a class must be instantiated)")
+    _check_name(provider)
     name = provider.name
-    if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise ToolbenchError("bench.misuse", f"provider name {name!r} is not 1 to 64 of A-Z a-z 0-9 . _ -")
     with _write_lock:
         global _providers
         if name in _BUILTIN or (name in _providers and not replace):

@@ -196,7 +196,6 @@ class Workbench:
     # invocations --------------------------------------------------------------------------
     def invocation(self, scene: Scene = "chat", *, id: str | None = None) -> Invocation:
         """Freeze a snapshot of what the profile offers now, and start an invocation on it."""
-        self._kernel.check_open()
         if scene not in ("chat", "session"):
             raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
         return self._kernel.new_invocation(scene, id or f"inv_{uuid.uuid4().hex[:12]}")
@@ -257,10 +256,15 @@ class Workbench:
         (the widgets' whole app, `toolbench/widgets/_display.py`), else the repr."""
         from importlib.metadata import entry_points
 
-        for entry in entry_points(group="toolbench.display"):
-            entry.load()(self)
+        for entry in entry_points(group="toolbench.display", name="workbench"):
+            try:
+                show = entry.load()
+            except ImportError as exc:  # ipywidgets missing, or a stale install
+                print(f"{self!r}\n(the widgets could not load: {exc})")
+                return
+            show(self)
             return
-        print(repr(self))
+        print(f"{self!r}\n(no widgets registered: reinstall toolbench, e.g. `pip install -e .`, to show the app)")
 
     def __repr__(self) -> str:
         return f"Workbench(workspace={str(self.workspace)!r}, profile={self.profile.name!r})"

@@ -193,7 +193,8 @@ class ExtensionSource(ToolSource):
         return tool.invoke(arguments, timeout=ctx.profile.tools.extension_timeout_seconds)
 
     def permission(self, tool_id: ToolId) -> str:
-        return self._permissions.get(tool_id, "on")
+        # An unregistered tool's call fails at once: nobody is asked about it.
+        return self._permissions.get(tool_id, "on") if tool_id in self._tools else "on"
 
     def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
         if permission not in PERMISSIONS:
@@ -203,14 +204,6 @@ class ExtensionSource(ToolSource):
             raise ToolbenchError("extension.tool_unavailable", f"`{tool_id}` is not registered")
         self._permissions[tool_id] = permission
         return tool_id
-
-    def check_enables(self, before: Sequence[ToolId], after: Sequence[ToolId]) -> None:
-        """Newly active extension tools must be registered (reference §3.4)."""
-        old = set(before)
-        for tool_id in after:
-            if tool_id not in old and tool_id.kind == "extension" and tool_id not in self._tools:
-                raise ToolbenchError("extension.tool_unavailable",
-                                     f"`{tool_id}` is not registered; register the extension tool before enabling it")
 
 
 def make_extension_tool(

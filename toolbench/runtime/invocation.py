@@ -39,6 +39,7 @@ from ..tools.workspace.publish import PublishedOutput
 from . import attachments
 from .approval import ApprovalRequest
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry
+from .sources import ToolSource
 from .store import args_path, audit_path, dumps
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class Invocation:
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
         self._logged_output: Any = None  # the published output last written to the run log
         self._breaker = LoopBreaker()
+        self._owners: dict[ToolId, ToolSource] = {}  # the source that runs each tool, found on first call
         self._closed = False
 
     @property
@@ -419,7 +421,9 @@ class Invocation:
         """Hand a call that passed the gate to its source: its output, or an awaitable of it.
         `blocking` (a sync caller off the loop) lets a builtin use its blocking twin."""
         tool_id = step.binding.tool_id
-        source = self._kernel.sources.owner(tool_id)
+        source = self._owners.get(tool_id)
+        if source is None:  # once per tool: a source's `has` may list its tools
+            source = self._owners[tool_id] = self._kernel.sources.owner(tool_id)
         args = step.arguments.value
         ask = source.permission(tool_id) == "ask"
         if source.checks_arguments or ask:  # nobody is asked to approve a call that would be refused anyway

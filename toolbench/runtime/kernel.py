@@ -9,6 +9,7 @@ kernel's public members only, so each can be built and tested with a kernel alon
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,14 +48,16 @@ class Kernel:
         self.extensions = ExtensionSource()
         self.mcp = McpSource(self._make_mcp)
         self.sources = Sources([self.builtins, self.extensions, self.mcp])
-        self.sources.add_fallback("extension", self.extensions)
+        for kind, source in (("builtin", self.builtins), ("extension", self.extensions), ("mcp", self.mcp)):
+            self.sources.add_fallback(kind, source)
         self.chat: ChatHistory | None = None
         self._worldinfo: dict[str, WorldInfoBook] = {}
         self._profile = self.check_profile(profile)
         self.invocations: list[Invocation] = []
         self._agents: AgentsService | None = None
         self._cron: CronScheduler | None = None
-        self.closed = False
+        self._services = threading.Lock()  # first uses may race: a sync call and the loop
+        self._closed = False
 
     # the profile --------------------------------------------------------------------------
     @property
@@ -64,7 +67,7 @@ class Kernel:
     def set_profile(self, new: Profile) -> None:
         """Make `new` the profile of the invocations made from now on (checked first)."""
         self.check_profile(new)
-        self.extensions.check_enables(self._profile.tools.active(), new.tools.active())
+        self._check_new_enables(self._profile, new)
         old, self._profile = self._profile, new
         if self.mcp.manager is not None and new.workspace.visible_roots != old.workspace.visible_roots:
             self.mcp.manager.roots_changed()
@@ -72,6 +75,18 @@ class Kernel:
     def check_profile(self, profile: Profile) -> Profile:
         self.builtins.check_profile(profile)
         return profile
+
+    def _check_new_enables(self, old: Profile, new: Profile) -> None:
+        """Newly active extension-kind tools must be offered by a source now (reference §3.4)."""
+        before = set(old.tools.active())
+        added = [t for t in new.tools.active() if t not in before and t.kind == "extension"]
+        if not added:
+            return
+        known = {d.id for d in self.catalog()}
+        for tool_id in added:
+            if tool_id not in known:
+                raise ToolbenchError("extension.tool_unavailable", f"`{tool_id}` is not registered; register the "
+                                     "extension tool (or add its source) before enabling it")
 
     # the run's inputs ---------------------------------------------------------------------
     def set_chat(self, chat: ChatHistory) -> ChatHistory:
@@ -130,7 +145,9 @@ class Kernel:
         if self._agents is None:
             from .agents import AgentsService
 
-            self._agents = AgentsService(self)
+            with self._services:
+                if self._agents is None:
+                    self._agents = AgentsService(self)
         return self._agents
 
     @property
@@ -138,7 +155,9 @@ class Kernel:
         if self._cron is None:
             from .cron import CronScheduler
 
-            self._cron = CronScheduler(self)
+            with self._services:
+                if self._cron is None:
+                    self._cron = CronScheduler(self)
         return self._cron
 
     def _make_mcp(self) -> McpManager:
@@ -150,15 +169,20 @@ class Kernel:
             self.workspace, self._profile.workspace.visible_roots))
 
     # lifetime -----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def check_open(self) -> None:
-        if self.closed:
+        if self._closed:
             raise ToolbenchError("bench.closed", "this workbench is closed; open a new one")
 
     def close_steps(self) -> list[Callable[[], None]]:
-        """What closing releases, in order. Children are cancelled and servers stopped while
-        the loop still runs; then the loop, then the invocations, then the files: a call the
-        loop cancels still gets its result, and one that ends after this writes nothing more."""
-        self.closed = True
+        """Mark the kernel closed (nothing new starts) and give what closing releases, in order.
+        Children are cancelled and servers stopped while the loop still runs; then the loop,
+        then the invocations, then the files: a call the loop cancels still gets its result,
+        and one that ends after this writes nothing more."""
+        self._closed = True
         steps: list[Callable[[], None]] = []
         if self._agents is not None:
             steps.append(self._agents.close)

@@ -7,6 +7,7 @@ source offers nothing. Servers check their own arguments, so the runtime does no
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +27,14 @@ class McpSource(ToolSource):
 
     def __init__(self, make: Callable[[], McpManager]) -> None:
         self._make = make
+        self._lock = threading.Lock()
         self.manager: McpManager | None = None
 
     def get(self) -> McpManager:
         if self.manager is None:
-            self.manager = self._make()
+            with self._lock:
+                if self.manager is None:
+                    self.manager = self._make()
         return self.manager
 
     def descriptors(self) -> Sequence[ToolDescriptor]:
@@ -43,14 +47,16 @@ class McpSource(ToolSource):
                 for tool_id, code, message in self.manager.diagnostics if isinstance(tool_id, ToolId)}
 
     def has(self, tool_id: ToolId) -> bool:
-        return tool_id.kind == "mcp"  # the manager answers for ids its servers no longer list
+        # What its servers list now; the kernel makes this source the fallback for other MCP
+        # ids, so the manager answers for a tool its server no longer lists.
+        return self.manager is not None and tool_id.kind == "mcp" and tool_id in self.manager.tool_ids()
 
     def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
              blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
         return self.get().call(tool_id, arguments, call_id=ctx.call_id)
 
     def permission(self, tool_id: ToolId) -> str:
-        return "on" if self.manager is None else self.manager.permission(tool_id)
+        return self.get().permission(tool_id)
 
     def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
         return self.get().set_permission(tool_id, permission)  # type: ignore[arg-type]  # the manager checks it

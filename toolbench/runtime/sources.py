@@ -48,9 +48,13 @@ class ToolSource:
 
     def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
              blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
-        """Run one call: a `ToolOutput`, or an awaitable of one (run on the bench loop). Raise
-        `ToolError` for a result the model should read. `blocking` is true when the caller
-        waits in its own thread (a sync `inv.call`), so a blocking twin may be used."""
+        """Run one call: a `ToolOutput`, or an awaitable of one (awaited on the bench loop).
+        Raise `ToolError` for a result the model should read.
+
+        Where the sync part runs: in the caller's thread for a sync `inv.call` / `inv.turn`
+        (`blocking=True`: a blocking twin may be used), on the bench loop for `acall` / `aturn`,
+        and on a worker thread after an approval (`blocking=False`). Keep it short or return
+        an awaitable."""
         raise NotImplementedError
 
     def permission(self, tool_id: ToolId) -> str:
@@ -58,7 +62,8 @@ class ToolSource:
         return "on"
 
     def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
-        raise ToolbenchError("bench.misuse", f"`{tool_id}`'s use is set by the profile only")
+        raise ToolbenchError("bench.misuse", f"`{tool_id}`'s source sets no permissions; its use is set by "
+                             "the profile")
 
     def round_end_hooks(self, tool_ids: Iterable[ToolId]) -> tuple[RoundEnd, ...]:
         """What runs when a round of an invocation offering these tools ends."""
@@ -113,8 +118,8 @@ class Sources:
 
     def __init__(self, sources: Sequence[ToolSource]) -> None:
         self._sources = list(sources)
-        # The three kinds of ToolId each have a source that answers for ids no source has
-        # (an unregistered extension tool, a tool its MCP server no longer lists).
+        # Each kind of ToolId has a source that answers for ids no source has now (an
+        # unregistered extension tool, a tool its MCP server no longer lists).
         self._fallback: dict[str, ToolSource] = {}
 
     def add(self, source: ToolSource) -> None:

@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -223,4 +224,6 @@ def _plain(value: Any) -> Any:
         return {(info.alias or name): getattr(value, name) for name, info in type(value).model_fields.items()}
     if isinstance(value, set | frozenset):
         return list(value)
+    if isinstance(value, Mapping) and not isinstance(value, dict):  # a profile's read-only maps
+        return dict(value)
     return pydantic_core.to_jsonable_python(value)

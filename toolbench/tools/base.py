@@ -79,7 +79,8 @@ def _nothing() -> None:
 
 @dataclass(slots=True)
 class ToolContext:
-    """What a builtin handler may use. `state` lives as long as the invocation."""
+    """What a call is given: a builtin handler uses it all, another tool source what it needs
+    (the ids, the profile). `state` lives as long as the invocation."""
 
     workspace: Path
     profile: Profile

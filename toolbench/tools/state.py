@@ -1,8 +1,9 @@
 """What an invocation keeps between its calls, one typed field per use.
 
-The runtime makes one `InvocationState` per invocation and hands it to every builtin call as
-`ctx.state`; the tools that own a field are the only writers (the runtime sets the run's
-inputs, `chat` and `worldinfo`, when it makes the invocation, and reads `output`).
+The runtime makes one `InvocationState` per invocation and hands it to every call as
+`ctx.state`. Each field has one owner that writes it: a tool (its comment says which), or
+the runtime (`chat` and `worldinfo` when it makes the invocation, `rng` on first use, `output`
+on a reopen from the run log). A tool source other than the builtins should leave it alone.
 """
 
 from __future__ import annotations

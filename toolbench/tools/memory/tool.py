@@ -1,9 +1,9 @@
 """`memory.manage` (every action) and `memory.query` (list, read and search only, for sub-agents).
 
 One tool with an `action` field, as LiveAgent's MemoryManager (reference §5.1). An invocation
-whose `state["memory.read_only"]` is true gets `memory.manage` in read-only mode too: a
+whose `state.memory_read_only` is true gets `memory.manage` in read-only mode too: a
 mutation then fails with `memory.read_only`. The store is opened (and its index reconciled
-with the files) once per invocation; `state["memory.clock"]`, a callable returning an aware
+with the files) once per invocation; `state.memory_clock`, a callable returning an aware
 datetime, replaces the wall clock (tests, notebooks).
 """
 
