@@ -32,7 +32,8 @@ class ToolSource:
 
     `checks_arguments`: the runtime checks a call's arguments against the tool's input schema
     before `call` (a `tool.invalid_arguments` result otherwise); False leaves it to the source
-    (an MCP server checks its own)."""
+    (an MCP server checks its own). A descriptor's `completes_round` and `parent_only` hold for
+    any source: such a tool must end its round, and delegated children do not get it."""
 
     checks_arguments: bool = True
 
