@@ -86,7 +86,7 @@ class Kernel:
         for tool_id in added:
             if tool_id not in known:
                 raise ToolbenchError("extension.tool_unavailable", f"`{tool_id}` is not registered; register the "
-                                     "extension tool (or add its source) before enabling it")
+                                     "extension tool before enabling it")
 
     # the run's inputs ---------------------------------------------------------------------
     def set_chat(self, chat: ChatHistory) -> ChatHistory:
