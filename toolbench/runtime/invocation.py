@@ -425,14 +425,15 @@ class Invocation:
     def _rng(self) -> random.Random:
         """The invocation's random source. A seeded bench draws it from its seed and the
         invocation's place among the invocations it made or reopened (delegated children
-        included), so the same script rolls the same dice in a new process."""
+        included; one made outside the bench uses its id), so the same script rolls the same
+        dice in a new process."""
         rng = self.state.rng
         if rng is None:
-            seed = self._kernel.seed
+            seed, made = self._kernel.seed, self._kernel.invocations
             # Not from the id: the bench makes ids at random. A str seed is hashed with SHA-512,
             # the same in every process (PYTHONHASHSEED does not touch it).
-            key = None if seed is None else f"{seed}:{self._kernel.invocations.index(self)}"
-            rng = self.state.rng = random.Random(key)
+            place = made.index(self) if self in made else self.id
+            rng = self.state.rng = random.Random(None if seed is None else f"{seed}:{place}")
         return rng
 
     # outcomes -----------------------------------------------------------------------------
