@@ -14,7 +14,7 @@ def test_raw_arguments_call_the_tool_and_show_the_content(app):
     assert record.call_name == "dice_roll"
     assert not record.result.is_error
     assert record.result.content in app.result.content.value
-    assert "3d6+4 = " in app.result.content.value
+    assert "Rolled 3d6+4: " in app.result.content.value
 
 
 def test_malformed_raw_arguments_are_sent_verbatim_and_shown_with_their_code(app):
