@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     call.add_argument("--profile")
     call.add_argument("--workspace")
     call.add_argument("--scene", choices=("chat", "session"), default="chat")
-    call.add_argument("--seed", type=int, default=None, help="seed the random source (dice)")
+    call.add_argument("--seed", type=int, default=None, help="seed the dice: the same seed, the same rolls")
 
     sub.add_parser("lab", help="open JupyterLab on the bundled notebooks (other options go to jupyter lab)")
 

@@ -14,7 +14,7 @@ def test_raw_arguments_call_the_tool_and_show_the_content(app):
     assert record.call_name == "dice_roll"
     assert not record.result.is_error
     assert record.result.content in app.result.content.value
-    assert "3d6+4 = " in app.result.content.value
+    assert "Rolled 3d6+4: " in app.result.content.value
 
 
 def test_malformed_raw_arguments_are_sent_verbatim_and_shown_with_their_code(app):
@@ -108,7 +108,7 @@ def test_a_call_inside_a_running_loop_runs_as_a_task_and_shows_progress(app):
     asyncio.run(scenario())
     assert seen == [True, False]
     assert app.state.invocation.records[-1].call_name == "dice_roll"
-    assert "d20 = " in app.result.content.value
+    assert "Rolled 1d20: " in app.result.content.value
 
 
 def test_an_unknown_call_name_can_be_typed_and_fired(app):

@@ -15,7 +15,6 @@ import json
 import random
 import threading
 import time
-import zlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -451,11 +450,17 @@ class Invocation:
         return await output if inspect.isawaitable(output) else output
 
     def _rng(self) -> random.Random:
-        """The invocation's random source: from the bench's seed and the invocation id, if seeded."""
+        """The invocation's random source. A seeded bench draws it from its seed and the
+        invocation's place among the invocations it made or reopened (delegated children
+        included; one made outside the bench uses its id), so the same script rolls the same
+        dice in a new process."""
         rng = self.state.rng
         if rng is None:
-            seed = self._kernel.seed
-            rng = self.state.rng = random.Random(None if seed is None else zlib.crc32(f"{seed}:{self.id}".encode()))
+            seed, made = self._kernel.seed, self._kernel.invocations
+            # Not from the id: the bench makes ids at random. A str seed is hashed with SHA-512,
+            # the same in every process (PYTHONHASHSEED does not touch it).
+            place = made.index(self) if self in made else self.id
+            rng = self.state.rng = random.Random(None if seed is None else f"{seed}:{place}")
         return rng
 
     # outcomes -----------------------------------------------------------------------------

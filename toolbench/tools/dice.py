@@ -1,8 +1,15 @@
-"""`dice.roll`: roll dice from a formula such as `d6`, `1d20`, `3d6+4`, `2d10-1` or `20` (1d20)."""
+"""`dice.roll`: roll dice from a formula such as `d6`, `1d20`, `3d6+4`, `2d10-1` or `20` (1d20).
+
+The rules and the text are TauriTavern's (`agent_tools/dice/roll.rs`): 1 to 100 dice of 1 to
+1,000,000 sides, a modifier within ±1,000,000, no spaces inside the formula, no leading zeros
+in the count or the sides; the result reads `Rolled 3d6+4: 2 + 5 + 6 + 4 = 17.`
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ..core.arguments import quote
@@ -13,18 +20,21 @@ from ..core.results import ToolOutput
 from .base import BuiltinTool, ToolContext
 
 MAX_DICE: Final = 100
-MAX_SIDES: Final = 1000
+MAX_SIDES: Final = 1_000_000
 MAX_MODIFIER: Final = 1_000_000
-# No valid formula comes near this (`100d1000+1000000` is 16 characters); a longer one is
+# No valid formula comes near this (`100d1000000+1000000` is 19 characters); a longer one is
 # refused before it is parsed, so digits past Python's int-conversion limit never reach int().
 MAX_FORMULA_CHARS: Final = 100
-_FORMULA = re.compile(r"^\s*(?:(\d*)\s*[dD]\s*)?(\d+)\s*(?:([+-])\s*(\d+))?\s*$")
+# ASCII only: `\d` and int() would take other scripts' digits, which upstream refuses.
+_FORMULA = re.compile(r"([1-9][0-9]*)?[dD]([1-9][0-9]*)(?:([+-])([0-9]+))?", re.ASCII)
+_HOW = "write NdS[+M] with no spaces, e.g. `3d6+4`, or a plain `20`"
 
 DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("dice.roll"),
     description=(
-        "Roll dice. `formula` is NdS with an optional +M or -M: `d6`, `1d20`, `3d6+4`, `2d10-1`; "
-        "a plain number such as `20` rolls one die with that many sides."
+        "Roll dice. `formula` is NdS with an optional +M or -M and no spaces: `d6`, `1d20`, `3d6+4`, "
+        f"`2d10-1`; a plain number such as `20` rolls one die with that many sides. Up to {MAX_DICE} dice "
+        f"of 1 to {MAX_SIDES:,} sides."
     ),
     input_schema={
         "type": "object",
@@ -36,40 +46,74 @@ DESCRIPTOR = ToolDescriptor(
 )
 
 
-def parse_formula(formula: str) -> tuple[int, int, int]:
-    """(count, sides, modifier), or ToolError(tool.invalid_arguments) saying what is wrong.
+@dataclass(frozen=True, slots=True)
+class Formula:
+    """A parsed formula: `count` dice of `sides` sides plus `modifier`; `min` and `max` bound the total."""
 
-    The formula is echoed cut to 200 characters."""
-    if len(formula) > MAX_FORMULA_CHARS:
-        raise ToolError("tool.invalid_arguments", f"`formula` {quote(formula)!r} is {len(formula):,} characters "
-                        f"long; a dice formula is at most {MAX_FORMULA_CHARS}. Write NdS[+M], e.g. `3d6+4`.")
-    match = _FORMULA.match(formula)
+    count: int
+    sides: int
+    modifier: int
+
+    @property
+    def normalized(self) -> str:
+        """The canonical spelling: `1d6` for `d6` or `6`, `3d6+4` for `3D6+4`, `1d6` for `1d6-0`."""
+        return f"{self.count}d{self.sides}" + (f"{self.modifier:+d}" if self.modifier else "")
+
+    @property
+    def min(self) -> int:
+        return self.count + self.modifier
+
+    @property
+    def max(self) -> int:
+        return self.count * self.sides + self.modifier
+
+
+def parse_formula(formula: str) -> Formula:
+    """The formula, or ToolError(tool.invalid_arguments) saying what is wrong.
+
+    Spaces around it are trimmed; the formula is echoed cut to 200 characters."""
+    text = formula.strip()
+    if len(text) > MAX_FORMULA_CHARS:
+        raise ToolError("tool.invalid_arguments", f"`formula` {quote(formula)!r} is {len(text):,} characters "
+                        f"long; a dice formula is at most {MAX_FORMULA_CHARS}: {_HOW}.")
+    if any(c.isspace() for c in text):
+        raise ToolError("tool.invalid_arguments", f"`formula` {quote(formula)!r} has spaces inside; {_HOW}.")
+    match = _FORMULA.fullmatch("1d" + text if text.isascii() and text.isdigit() else text)
     if not match:
-        raise ToolError("tool.invalid_arguments", f"`formula` {quote(formula)!r} is not a dice formula; write "
-                        "NdS[+M], e.g. `3d6+4`, or a plain `20`.")
+        raise ToolError("tool.invalid_arguments", f"`formula` {quote(formula)!r} is not a dice formula; {_HOW} "
+                        "(the count and the sides are whole numbers without leading zeros).")
     count_text, sides_text, sign, mod_text = match.groups()
-    count = int(count_text) if count_text else 1
-    sides = int(sides_text)
-    modifier = int(mod_text or 0) * (-1 if sign == "-" else 1)
-    if not 1 <= count <= MAX_DICE:
-        raise ToolError("tool.invalid_arguments", f"`formula` rolls {count} dice; roll between 1 and {MAX_DICE}.")
-    if not 2 <= sides <= MAX_SIDES:
-        raise ToolError("tool.invalid_arguments", f"`formula` has {sides}-sided dice; use 2 to {MAX_SIDES} sides.")
-    if abs(modifier) > MAX_MODIFIER:
-        raise ToolError("tool.invalid_arguments", f"`formula` modifier {modifier} is beyond ±{MAX_MODIFIER}.")
-    return count, sides, modifier
+    parsed = Formula(int(count_text or 1), int(sides_text), int(mod_text or 0) * (-1 if sign == "-" else 1))
+    if parsed.count > MAX_DICE:
+        raise ToolError("tool.invalid_arguments", f"`formula` rolls {parsed.count} dice; roll 1 to {MAX_DICE}.")
+    if parsed.sides > MAX_SIDES:
+        raise ToolError("tool.invalid_arguments", f"`formula` has {parsed.sides}-sided dice; use 1 to "
+                        f"{MAX_SIDES:,} sides.")
+    if abs(parsed.modifier) > MAX_MODIFIER:
+        raise ToolError("tool.invalid_arguments", f"`formula` modifier {parsed.modifier} is beyond "
+                        f"±{MAX_MODIFIER:,}.")
+    return parsed
+
+
+def render(formula: Formula, rolls: Sequence[int]) -> str:
+    """Upstream's text: `Rolled 3d6+4: 2 + 5 + 6 + 4 = 17.`, or `Rolled 1d20: 14.` when the sum
+    would only repeat the one roll."""
+    total = sum(rolls) + formula.modifier
+    terms = " + ".join(map(str, rolls))
+    if formula.modifier:
+        terms += f" {'+' if formula.modifier > 0 else '-'} {abs(formula.modifier)}"
+    if terms == str(total):
+        return f"Rolled {formula.normalized}: {total}."
+    return f"Rolled {formula.normalized}: {terms} = {total}."
 
 
 def roll(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    formula = args["formula"]
-    count, sides, modifier = parse_formula(formula)
-    rolls = [ctx.rng.randint(1, sides) for _ in range(count)]
-    total = sum(rolls) + modifier
-    canonical = f"{count}d{sides}" + (f"{modifier:+d}" if modifier else "")
-    detail = ", ".join(map(str, rolls)) + (f"; {modifier:+d}" if modifier else "")
+    formula = parse_formula(args["formula"])
+    rolls = [ctx.rng.randint(1, formula.sides) for _ in range(formula.count)]
     return ToolOutput(
-        content=f"{canonical} = {total} (rolls: {detail})",
-        structured={"formula": canonical, "rolls": rolls, "modifier": modifier, "total": total},
+        content=render(formula, rolls),
+        structured={"formula": formula.normalized, "rolls": rolls, "modifier": formula.modifier,
+                    "total": sum(rolls) + formula.modifier, "min": formula.min, "max": formula.max},
     )
 
 
