@@ -119,7 +119,7 @@ def test_delegation_flags_take_upstreams_default_when_absent():
 
 
 @pytest.mark.parametrize(("doc", "code"), [
-    ({"kind": "tauritavern.agentProfile", "schemaVersion": 5, "tools": {"allow": []}}, "agent.profile_schema_unsupported"),
+    ({"kind": "tauritavern.agentProfile", "schemaVersion": 5, "tools": {}}, "agent.profile_schema_unsupported"),
     ({"kind": "tauritavern.agentProfile", "tools": {"allow": []}}, "agent.profile_schema_unsupported"),
     ({"schemaVersion": 3}, "agent.profile_schema_unsupported"),
     ({"schema_version": "2"}, "agent.profile_schema_unsupported"),
@@ -134,7 +134,8 @@ def test_unknown_versions_and_keys_are_refused(doc, code):
 def test_a_version_1_toolbench_profile_gets_the_version_and_builtin_prefix():
     profile = Profile.parse({"tools": {"allow": ["dice.roll", "builtin:workspace.read_file"]}})
     assert profile.tools.allow == ("builtin:dice.roll", "builtin:workspace.read_file")
-    assert codes(profile) == [("agent.profile_migrated", "schemaVersion"), ("agent.profile_tool_prefixed", "tools.allow")]
+    assert codes(profile) == [("agent.profile_migrated", "schemaVersion"),
+                              ("agent.profile_tool_prefixed", "tools.allow")]
 
 
 def test_a_current_profile_has_no_migrations_and_round_trips(tmp_path):

@@ -58,10 +58,8 @@ def migrate(data: Any) -> tuple[Any, tuple[ProfileMigration, ...]]:
     if not isinstance(data, Mapping):
         return data, ()
     notes: list[ProfileMigration] = []
-    if data.get("kind") == UPSTREAM_KIND:
-        out = _from_upstream(dict(data), notes)
-    else:
-        out = _from_toolbench(dict(data), notes)
+    convert = _from_upstream if data.get("kind") == UPSTREAM_KIND else _from_toolbench
+    out = convert(dict(data), notes)
     out["schema_version"] = SCHEMA_VERSION
     return out, tuple(notes)
 
