@@ -73,7 +73,7 @@ def _from_toolbench(data: dict[str, Any], notes: list[ProfileMigration]) -> dict
                              f"toolbench profile schemaVersion {version!r} is unsupported (this version reads 1-"
                              f"{SCHEMA_VERSION})")
     notes.append(ProfileMigration("agent.profile_migrated", "schemaVersion",
-                                  f"toolbench profile version 1 read as version {SCHEMA_VERSION}"))
+                                  f"toolbench profile without a version (1) read as schema_version {SCHEMA_VERSION}"))
     tools = data.get("tools")
     if isinstance(tools, Mapping):
         data["tools"] = _tool_names(dict(tools), notes, prefix_bare=True)
@@ -88,8 +88,8 @@ def _from_upstream(doc: dict[str, Any], notes: list[ProfileMigration]) -> dict[s
                              f"{UPSTREAM_VERSIONS.start}-{UPSTREAM_VERSIONS.stop - 1})")
     doc.pop("kind")
     note = _noter(notes)
-    note("agent.profile_migrated", "kind", f"TauriTavern profile version {version} read as toolbench version "
-         f"{SCHEMA_VERSION}")
+    note("agent.profile_migrated", "kind",
+         f"TauriTavern profile (schemaVersion {version}) converted to toolbench schema_version {SCHEMA_VERSION}")
     out: dict[str, Any] = {}
     if "id" in doc:
         out["name"] = doc.pop("id")
