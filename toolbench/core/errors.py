@@ -50,6 +50,12 @@ CODES: dict[str, str] = {
     # profiles
     "agent.profile_invalid": "a profile has a wrong type, an unknown key or a bad value",
     "agent.profile_unknown_tool": "a profile names a builtin tool that does not exist",
+    "agent.profile_schema_unsupported": "a profile's schemaVersion is newer (or other) than this version reads",
+    "agent.profile_migrated": "an older or TauriTavern profile was read in the current form (migration note)",
+    "agent.profile_tool_prefixed": "a bare tool name in an older profile was read as `builtin:<name>` (migration note)",
+    "agent.profile_tool_retired": "a retired builtin (skill.*, agent.list) was dropped from a profile (migration note)",
+    "agent.profile_key_renamed": "a legacy profile key was renamed or moved (migration note)",
+    "agent.profile_key_dropped": "an upstream profile key toolbench does not use was dropped (migration note)",
     "extension.tool_unavailable": "an extension tool is enabled or offered but not registered",
     # the gate and the turn
     "model.unknown_tool_call": "the model called a name that is not in the invocation's snapshot",
@@ -158,6 +164,9 @@ CODES: dict[str, str] = {
     "agent.task_cancelled": "a delegated task was cancelled (a handoff, or the bench closed)",
     "agent.task_unknown": "a task id that is not one of the caller's tasks, or task_return outside a child",
     "agent.await_timeout": "agent_await timed out before the tasks it waited for finished",
+    "agent.delegation_policy_denied": "the profile's run policy forbids delegating, or to that agent",
+    "agent.handoff_policy_denied": "the profile's run policy forbids handing off, or to that agent",
+    "agent.foreground_commit_required": "workspace.finish in a foreground run before any explicit workspace.commit",
     "agent.handoff_pending_tasks": "handoff with pendingTaskPolicy denyIfPending while tasks are unfinished",
     "agent.unknown_recipient": "send_message names no one on the sender's roster (parent, a task id, *)",
     "agent.unavailable": "the agent tools ran without the bench's agents service",

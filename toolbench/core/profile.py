@@ -6,9 +6,9 @@ import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, field_validator
 
 from .chat_settings import ChatSettings, WorldInfoSettings
 from .descriptors import DescriptionOverride
@@ -17,6 +17,8 @@ from .fileio import write_atomic
 from .ids import ToolId
 from .memory_settings import MemorySettings
 from .naming import NamingStyle
+from .profile_migrate import SCHEMA_VERSION, ProfileMigration, migrate
+from .run_settings import RunSettings
 from .section import FrozenMap, Section, parse
 from .shell_settings import ShellSettings
 from .workspace_settings import WorkspaceSettings
@@ -96,16 +98,29 @@ class ToolsSettings(Section):
 
 class Profile(Section):
     """A tool profile: a frozen value. `Profile.default()` is the embedded default; `edit(...)`
-    makes a changed copy (the bench's profile is replaced, never changed in place)."""
+    makes a changed copy (the bench's profile is replaced, never changed in place).
 
+    `schema_version` is the form it is saved in (`core/profile_migrate.py`: older and upstream
+    forms are migrated on `parse` / `load`, and `migrations` says what changed)."""
+
+    schema_version: Literal[2] = SCHEMA_VERSION
     name: str = "default"
     description: str = ""
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    run: RunSettings = Field(default_factory=RunSettings)
     workspace: WorkspaceSettings = Field(default_factory=WorkspaceSettings)
     shell: ShellSettings = Field(default_factory=ShellSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     worldinfo: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    # What the load-time migration changed; not saved, not compared (an edit starts afresh).
+    _migrations: tuple[ProfileMigration, ...] = PrivateAttr(default=())
+
+    @property
+    def migrations(self) -> tuple[ProfileMigration, ...]:
+        """The migration's notes when this profile was parsed from an older or upstream form
+        (each: `code`, `key` in the source, `message`); empty for a current one."""
+        return self._migrations
 
     @classmethod
     def default(cls) -> Profile:
@@ -113,12 +128,18 @@ class Profile(Section):
 
     @classmethod
     def parse(cls, data: Any, *, source: str = "profile") -> Profile:
-        """Validate a mapping; errors become one `agent.profile_invalid` naming each key."""
-        return parse(cls, data, source=source)
+        """Migrate (older and upstream forms) and validate a mapping; errors become one
+        `agent.profile_invalid` naming each key, an unknown version `agent.profile_schema_unsupported`."""
+        current, notes = migrate(data)
+        profile = parse(cls, current, source=source)
+        if notes:
+            BaseModel.__setattr__(profile, "_migrations", notes)  # set once, before anyone holds it
+        return profile
 
     @classmethod
     def load(cls, path: str | Path) -> Profile:
-        """Read a JSON or TOML profile file."""
+        """Read a JSON or TOML profile file (toolbench's, or one exported from TauriTavern), migrated
+        as `parse` does; the file is left as it is."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -141,16 +162,18 @@ class Profile(Section):
     def edit(self, **changes: Any) -> Self:
         """A new, validated profile with `changes`; this one is unchanged.
 
-        A key (snake_case or camelCase) names a top-level field (`name=`), a `tools` field
-        (`allow=[...]`), or a section: a mapping is merged into that section
+        A key (snake_case or camelCase) names a top-level field (`name=`), a `tools` or `run`
+        field (`allow=[...]`, `max_rounds=5`), or a section: a mapping is merged into that section
         (`shell={"timeout_seconds": 5}`), a section value replaces it. Raises
         `agent.profile_invalid` naming each unknown key (`shell.bogus`) or bad value."""
         top: dict[str, Any] = {}
         into: dict[str, dict[str, Any]] = {}
         for key, value in changes.items():
             name = self.field_name(key)
-            if name not in type(self).model_fields and ToolsSettings.field_name(key) in ToolsSettings.model_fields:
-                into.setdefault("tools", {})[key] = value
+            shorthand = next((section for section, kind in _SHORTHAND if kind.field_name(key) in kind.model_fields),
+                             None) if name not in type(self).model_fields else None
+            if shorthand is not None:
+                into.setdefault(shorthand, {})[key] = value
             elif name in type(self).model_fields and isinstance(getattr(self, name), Section) \
                     and isinstance(value, Mapping):
                 into.setdefault(name, {}).update(value)
@@ -161,6 +184,10 @@ class Profile(Section):
             base = data[name] if isinstance(data[name], Section) else getattr(self, name)
             data[name] = base.merged(section_changes)
         return parse(type(self), data, source="profile")
+
+
+# The sections whose fields `Profile.edit` takes bare (their field names do not overlap).
+_SHORTHAND: tuple[tuple[str, type[Section]], ...] = (("tools", ToolsSettings), ("run", RunSettings))
 
 
 def _check_id(text: str) -> None:

@@ -3,7 +3,9 @@
 
 The schemas follow tauritavern reference §8 (send_message follows LiveAgent §8). The handlers
 are thin: they reach the bench's agents service through `ctx.agents` and turn what it answers
-into the text the model reads. Every tool here is chat-only (reference §3.3).
+into the text the model reads. Every tool here is chat-only (reference §3.3). Delegate and
+handoff first ask the caller's run policy (`profile.run.check_delegation`: upstream's
+`agent.delegation_policy_denied` / `agent.handoff_policy_denied`).
 """
 
 from __future__ import annotations
@@ -183,7 +185,10 @@ def _json(value: Any) -> str:
 
 
 async def delegate(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    started = await _port(ctx).delegate(ctx.invocation_id, delegate_entries(args))
+    entries = delegate_entries(args)
+    # The caller's run policy first (upstream checks canDelegate before the target).
+    ctx.profile.run.check_delegation("delegate", [str(e.get("agentId", "")) for e in entries])
+    started = await _port(ctx).delegate(ctx.invocation_id, entries)
     lines = [f"- `{t['taskId']}` ({t['agentId']}): {t['title']}" for t in started]
     content = (f"Started {len(started)} task{'s' if len(started) != 1 else ''}:\n" + "\n".join(lines)
                + "\nCall agent_await to collect the results.")
@@ -201,6 +206,7 @@ async def await_(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 async def handoff(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    ctx.profile.run.check_delegation("handoff", [args["agentId"]])
     record = await _port(ctx).handoff(ctx.invocation_id, args["agentId"], args["handoff"],
                                       args.get("pendingTaskPolicy"))
     cancelled = record["cancelledTasks"]

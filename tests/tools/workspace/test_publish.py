@@ -19,8 +19,49 @@ def test_commit_missing_file(call) -> None:
 def test_finish_must_be_last_of_its_round(call) -> None:
     results = call.inv.turn([("workspace_finish", {}, "c1"), ("workspace_list_files", {}, "c2")])
     assert any(r.error_code == "agent.tool_after_finish" for r in results)
+    call.ok("write_file", {"path": "output/main.md", "content": "answer\n"})
+    call.ok("commit", {})
     r = call.ok("finish", {"reason": "done"})
     assert r.structured["finished"] is True
+
+
+# ---- the finish rule: foreground runs commit first (upstream tool_execution.rs and its loop test) ----
+
+
+def test_foreground_finish_too_early_then_recover(call) -> None:
+    call.err("finish", {}, "agent.foreground_commit_required")
+    assert not call.inv.state.finished
+    call.ok("write_file", {"path": "output/main.md", "content": "answer\n"})
+    results = call.inv.turn([("workspace_commit", {}, "c1"), ("workspace_finish", {}, "c2")])
+    assert [r.is_error for r in results] == [False, False] and call.inv.state.finished
+    assert call.inv.output.commits == 1
+
+
+def test_a_background_run_finishes_without_a_commit(bench) -> None:
+    bench.profile = bench.profile.edit(presentation="background")
+    result = bench.invocation().call("workspace_finish", {})
+    assert not result.is_error and result.structured["committedPath"] is None
+
+
+def test_an_auto_publish_is_not_a_commit(call) -> None:
+    call.ok("shell", {"command": "mkdir -p output && echo draft > output/main.md"})
+    assert call.inv.output.source == "auto" and call.inv.output.commits == 0
+    call.err("finish", {}, "agent.foreground_commit_required")
+
+
+def test_a_commit_before_a_later_auto_publish_still_counts(call) -> None:
+    call.ok("write_file", {"path": "output/main.md", "content": "answer\n"})
+    call.ok("commit", {})
+    call.ok("shell", {"command": "echo more > output/main.md"})
+    assert call.inv.output.source == "auto" and call.inv.output.commits == 1
+    call.ok("finish", {})
+
+
+def test_the_commit_count_survives_a_reopen(call) -> None:
+    call.ok("write_file", {"path": "output/main.md", "content": "answer\n"})
+    call.ok("commit", {})
+    call.bench.flush()
+    assert not call.bench.open_invocation(call.inv.id).call("workspace_finish", {}).is_error
 
 
 def test_session_scene_drops_commit_and_finish(bench) -> None:

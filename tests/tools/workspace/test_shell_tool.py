@@ -109,7 +109,8 @@ def test_cancelled_shell_is_recorded_and_the_next_call_of_the_round_runs(call) -
     ])
     watcher.join(BOUND)
     assert time.monotonic() - started < BOUND
-    assert [r.error_code for r in results] == ["workspace.shell_cancelled", None, None]
+    # finish runs too, and answers the foreground rule: nothing was committed.
+    assert [r.error_code for r in results] == ["workspace.shell_cancelled", None, "agent.foreground_commit_required"]
     assert results[0].structured["exitCode"] is None
     assert target.read_text() == "cancelled shell write + resumed"
     assert call.inv.blocked is None and call.inv.output is None  # a cancelled shell sets no candidate
@@ -117,7 +118,8 @@ def test_cancelled_shell_is_recorded_and_the_next_call_of_the_round_runs(call) -
     call.bench.flush()
     again = call.bench.open_invocation(call.inv.id)
     assert [(r.call_id, r.result.error_code) for r in again.records] == [
-        ("cancel_shell", "workspace.shell_cancelled"), ("after_shell", None), ("finish", None)]
+        ("cancel_shell", "workspace.shell_cancelled"), ("after_shell", None),
+        ("finish", "agent.foreground_commit_required")]
     assert again.blocked is None
     assert not again.call("workspace_shell", {"command": "cat /output/main.md"}).is_error
     assert target.read_text() == "cancelled shell write + resumed"

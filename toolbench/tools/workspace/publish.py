@@ -14,6 +14,11 @@ Auto-publish, the whole rule (reference §6.3, table 9.10), is here:
 * at the end of each round (`settle_round`, the shell's round-end hook) a chat-scene invocation
   publishes the candidate (mode replace, source `auto`) unless that round committed
   explicitly; the candidate never outlives its round.
+The finish rule (reference §4.4; upstream tool_execution.rs): in a foreground run
+(`profile.run.finish_requires_commit`) `workspace.finish` before any explicit commit of this
+invocation is refused with the recoverable `agent.foreground_commit_required`; an auto-publish
+does not count. The output JSON keeps `commits` (explicit commits so far), so the rule holds
+after a reopen too.
 "Text file" [I]: a UTF-8 file named `*.md`, `*.markdown` or `*.txt` (any case). Upstream's
 shell test publishes `output/Moved.MD` though the same command wrote `state.json` after it, so
 data files such as JSON are not candidates.
@@ -46,7 +51,8 @@ class PublishedOutput:
     `text` is the whole output so far; `path` and `sha256` name the file published last (the
     sha256 of its bytes); `source` says how: `commit` (an explicit `workspace.commit`) or
     `auto` (the round's auto-publish of the text file a shell changed last); `round` and
-    `call_id` name the commit call, or the shell call that changed the file."""
+    `call_id` name the commit call, or the shell call that changed the file; `commits` counts
+    the explicit commits so far (the finish rule reads it)."""
 
     path: str
     text: str
@@ -56,12 +62,20 @@ class PublishedOutput:
     round: int
     call_id: str
     reason: str | None = None
+    commits: int = 0
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PublishedOutput:
         return cls(path=data["path"], text=data["text"], sha256=data["sha256"], source=data.get("source", "commit"),
                    mode=data.get("mode", "replace"), round=int(data.get("round", 0)),
-                   call_id=str(data.get("callId", "")), reason=data.get("reason"))
+                   call_id=str(data.get("callId", "")), reason=data.get("reason"), commits=commits_of(data))
+
+
+def commits_of(output: dict[str, Any] | None) -> int:
+    """Explicit commits an invocation made, from its output JSON (older logs: one if it was a commit)."""
+    if output is None:
+        return 0
+    return int(output.get("commits", 1 if output.get("source") == "commit" else 0))
 
 
 def is_text_name(name: str) -> bool:
@@ -101,7 +115,7 @@ def settle_round(state: InvocationState, round_no: int, scene: Scene) -> None:
         return
     state.output = {"path": candidate["path"], "mode": "replace", "text": candidate["text"],
                          "sha256": candidate["sha256"], "reason": None, "source": "auto", "round": round_no,
-                         "callId": candidate["callId"]}
+                         "callId": candidate["callId"], "commits": commits_of(output)}
 
 COMMIT_DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("workspace.commit"),
@@ -147,7 +161,8 @@ def commit(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     output = (previous["text"] if previous and mode == "append" else "") + text
     ctx.state.output = {"path": res.display, "mode": mode, "text": output,
                              "sha256": hashlib.sha256(data).hexdigest(), "reason": args.get("reason"),
-                             "source": "commit", "round": ctx.round, "callId": ctx.call_id}
+                             "source": "commit", "round": ctx.round, "callId": ctx.call_id,
+                             "commits": commits_of(previous) + 1}
     return ToolOutput(
         content=f"Committed `{res.display}` ({len(text)} characters, {mode}); the output now has {len(output)} "
                 "characters.",
@@ -158,8 +173,12 @@ def commit(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 def finish(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    ctx.state.finished = True
     committed = ctx.state.output
+    if ctx.profile.run.finish_requires_commit and commits_of(committed) == 0:
+        raise ToolError("agent.foreground_commit_required",
+                        "Foreground runs must call workspace.commit successfully before workspace.finish: write "
+                        f"your answer (default `{DEFAULT_PATH}`), commit it, then finish.")
+    ctx.state.finished = True
     note = f" Published output: `{committed['path']}`." if committed else " Nothing was committed."
     return ToolOutput(content="Finished." + note,
                       structured={"finished": True, "reason": args.get("reason"),
