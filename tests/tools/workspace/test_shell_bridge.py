@@ -209,7 +209,7 @@ def test_no_call_starts_after_the_shell_deadline() -> None:
     assert late.exit_code == UNCONFIRMED_EXIT and "workspace.shell_timeout" in late.stderr
     assert port.calls == []
     on_time = bridge_commands(port, time.monotonic() + 60)["builtin.dice.roll"](["{}"], None)
-    assert (on_time.exit_code, on_time.stdout, port.calls) == (0, "ok", [ToolId.parse(DICE)])
+    assert (on_time.exit_code, on_time.stdout, port.calls) == (0, "ok\n", [ToolId.parse(DICE)])
 
 
 def test_a_nested_call_gets_no_port_so_nesting_stops_at_one_level(make_bench, monkeypatch) -> None:

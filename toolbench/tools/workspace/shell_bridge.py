@@ -12,7 +12,7 @@ of commands is the snapshot's: a builtin it offers is `builtin.<native name>` un
 `SHELL_EXCLUDED` lists it, and `mcp.*` exists when it offers an MCP tool; any other name is
 bash's `command not found` (127).
 
-A result's content goes to stdout (exit 0). A refused or failed call writes
+A result's content goes to stdout, ending with a newline (exit 0). A refused or failed call writes
 `<command>: <error code>: <its content>` to stderr and exits 1, or 124 when the call's outcome
 is unknown (`mcp.call_outcome_unknown`: the tool may have run; check before repeating). A
 command line that is not understood exits 2 and makes no call. A call starts only while the
@@ -114,7 +114,9 @@ class _Calls:
 
 def _output(command: str, result: ToolResult) -> CommandResult:
     if not result.is_error:
-        return CommandResult(stdout=result.content)
+        # A line ends with a newline, as a command's output does (`$(...)` strips it again).
+        text = result.content
+        return CommandResult(stdout=text if not text or text.endswith("\n") else text + "\n")
     code = result.error_code or "tool.failed"
     exit_code = UNCONFIRMED_EXIT if code == _UNCONFIRMED_CODE else FAILED_EXIT
     return CommandResult(stderr=f"{command}: {code}: {result.content}\n", exit_code=exit_code)
