@@ -37,6 +37,7 @@ from ..tools.state import InvocationState
 from ..tools.workspace.publish import PublishedOutput
 from . import attachments
 from .approval import ApprovalRequest
+from .bridge import NestedCalls, nested_in
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry
 from .sources import ToolSource
 from .store import args_path, audit_path, dumps
@@ -183,7 +184,8 @@ class Invocation:
 
         rounds: dict[int, list[Exchange]] = {}
         for r in self._records:
-            rounds.setdefault(r.round, []).append(self._exchange(r))
+            if r.via is None:  # a nested call (the shell bridge) is not the model's
+                rounds.setdefault(r.round, []).append(self._exchange(r))
         order = sorted(rounds)
         return encode_history(protocol, [rounds[k] for k in order], turns=[self._turns.get(k) for k in order])
 
@@ -430,11 +432,22 @@ class Invocation:
         ctx = ToolContext(workspace=self._kernel.workspace, profile=self.profile, rng=self._rng(),
                           invocation_id=self.id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self.state, agents=self._kernel.agents,
-                          cancel=self._cancel, stop=self._stop)
+                          cancel=self._cancel, stop=self._stop, tools=self._nested_calls(step))
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)
         request = ApprovalRequest(self.id, step.round, step.call_id, step.call_name, tool_id, args)
         return self._approved(request, partial(source.call, tool_id, args, ctx, blocking=False))
+
+    def _nested_calls(self, step: _Step) -> NestedCalls | None:
+        """The port of `step`'s nested calls: calls of this invocation in its round (bridge.py);
+        None when `step` is itself a nested call, so nesting stops at one level."""
+        if nested_in() is not None:
+            return None
+
+        def run(name: str, arguments: dict[str, Any], call_id: str) -> ToolResult:
+            return self._run(self._begin(step.round, name, arguments, call_id, last=True))
+
+        return NestedCalls(step.call_id, self.snapshot.bindings, self._call_names, run)
 
     async def _approved(self, request: ApprovalRequest,
                         start: Callable[[], ToolOutput | Awaitable[ToolOutput]]) -> ToolOutput:
@@ -527,7 +540,7 @@ class Invocation:
         result = self._annotate(name, args, result, call_id)
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
                             arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
-                            externalized=externalized)
+                            externalized=externalized, via=nested_in())
         if self._closed:  # a call the bench's close cut short: kept in memory, no file written after close
             with self._lock:
                 self._records.append(record)

@@ -44,6 +44,9 @@ class CallRecord:
     # Gemini's thoughtSignature, as logs written before assistant turns were kept hold it
     # (the round's turn line replays it now); still replayed when the round has no turn.
     signature: str | None = None
+    # The call id of the call that made this one as a nested call (the shell bridge), else None:
+    # the model never sent it, so transcripts leave it out (runtime/bridge.py).
+    via: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return self._fields(self.result.to_json())
@@ -63,6 +66,7 @@ class CallRecord:
             "elapsedMs": round(self.elapsed_ms, 3),
             "externalized": self.externalized,
             **({"signature": self.signature} if self.signature is not None else {}),
+            **({"via": self.via} if self.via is not None else {}),
         }
 
     @classmethod
@@ -77,6 +81,7 @@ class CallRecord:
             elapsed_ms=float(data.get("elapsedMs", 0.0)),
             externalized=bool(data.get("externalized", False)),
             signature=data.get("signature"),
+            via=data.get("via"),
         )
 
     def row(self) -> dict[str, Any]:

@@ -18,15 +18,16 @@ import functools
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolError
-from ..core.results import ToolOutput
+from ..core.ids import ToolId
+from ..core.results import ToolOutput, ToolResult
 from .state import InvocationState
 
 if TYPE_CHECKING:
@@ -77,6 +78,25 @@ def _nothing() -> None:
     pass
 
 
+class ToolPort(Protocol):
+    """The invocation's own tools, for a builtin that calls them (the shell bridge).
+
+    A call through the port takes the path a model's call takes: the gate charges it, its
+    arguments are checked, an `ask` tool waits for approval, the source runs it, its result is
+    projected and it gets a record of its own, in the caller's round, with a call id derived
+    from the caller's (`<caller's id>/<n>`) and `via` set to the caller's id. It is sync and may
+    block (call it from a worker thread, never from the bench loop). A nested call gets no
+    port of its own, so calls nest one level deep and no further."""
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        """The tools the invocation's snapshot offers, in snapshot order."""
+        ...
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any]) -> ToolResult:
+        """Run one nested call; every outcome is a `ToolResult` (refusals too)."""
+        ...
+
+
 @dataclass(slots=True)
 class ToolContext:
     """What a call is given: a builtin handler uses it all, another tool source what it needs
@@ -96,6 +116,8 @@ class ToolContext:
     cancel: asyncio.Event | None = None
     # The same cancel for a `blocking` handler, which runs outside the loop (see the module doc).
     stop: StopSignal | None = None
+    # The invocation's own tools for nested calls (ToolPort); None inside a nested call.
+    tools: ToolPort | None = None
 
     def call_name_of(self, tool_id: str) -> str | None:
         """The call name the model sees for a tool, if the snapshot offers it (for hints)."""
@@ -109,7 +131,8 @@ _DEADLINE: ContextVar[float | None] = ContextVar("toolbench_builtin_deadline", d
 
 
 class time_limit:
-    """`with time_limit(seconds):` runs the block as a builtin call with that long to finish."""
+    """`with time_limit(seconds):` runs the block as a builtin call with that long to finish
+    (or less: inside another limit, the earlier deadline holds)."""
 
     __slots__ = ("_seconds", "_token")
 
@@ -117,7 +140,10 @@ class time_limit:
         self._seconds = seconds
 
     def __enter__(self) -> None:
-        self._token = _DEADLINE.set(time.monotonic() + self._seconds)
+        # Never later than a deadline already running: a nested call ends by its caller's.
+        deadline = time.monotonic() + self._seconds
+        running = _DEADLINE.get()
+        self._token = _DEADLINE.set(deadline if running is None else min(deadline, running))
 
     def __exit__(self, *exc: object) -> None:
         _DEADLINE.reset(self._token)

@@ -11,6 +11,8 @@ invocation's cancel (`inv.cancel()`) stops a running command: the call ends with
 the auto-publish candidate (`publish.note_shell_outcome`). The shell opens no file over the
 workspace's `max_file_bytes`, like the file tools (bashkit would load it whole; see shell_survey).
 
+Inside the script, the invocation's own tools are commands (`builtin.<tool>`, `mcp.*`:
+shell_bridge), each a nested call with its own record.
 The model-facing side is here too: the closed argument set (`parse_shell_args`), the
 description built from the roots and limits (`describe_shell`; it stays under the 1,024
 characters past which OpenAI warns, as `toolbench snapshot --check` requires, with room for
@@ -19,6 +21,7 @@ longer root lists), and the result layout (`format_result`, as TauriTavern lays 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -31,7 +34,8 @@ from ..base import BuiltinTool, ToolContext
 from .files import drop_stale
 from .paths import SKILLS_ROOT, Workspace
 from .publish import is_text_name, note_shell_outcome, settle_round
-from .shell_engine import Mount, ShellOutcome, guest_path, run_shell, run_shell_blocking
+from .shell_bridge import bridge_commands
+from .shell_engine import Command, Mount, ShellOutcome, guest_path, run_shell, run_shell_blocking
 
 # ---- the model-facing side: arguments, schema, description, result ----
 
@@ -160,14 +164,16 @@ def mounts(ws: Workspace) -> list[Mount]:
     return out
 
 
-def _setup(ctx: ToolContext, args: dict[str, Any]) -> tuple[str, str, Workspace, list[Mount]]:
+def _setup(ctx: ToolContext, args: dict[str, Any]) -> tuple[str, str, Workspace, list[Mount], dict[str, Command]]:
     command, workdir = parse_shell_args(args)
+    # The bridge's commands (shell_bridge): this invocation's tools, until the shell's deadline.
+    commands = bridge_commands(ctx.tools, time.monotonic() + ctx.profile.shell.timeout_seconds)
     ws = Workspace.of(ctx)
     # The mounts depend on the invocation's frozen profile only: built once per invocation.
     shell_mounts = ctx.state.shell_mounts
     if shell_mounts is None:
         shell_mounts = ctx.state.shell_mounts = mounts(ws)
-    return command, workdir, ws, shell_mounts
+    return command, workdir, ws, shell_mounts, commands
 
 
 def _answer(ctx: ToolContext, ws: Workspace, outcome: ShellOutcome) -> ToolOutput:
@@ -181,17 +187,19 @@ def _answer(ctx: ToolContext, ws: Workspace, outcome: ShellOutcome) -> ToolOutpu
 
 
 async def shell(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    command, workdir, ws, shell_mounts = _setup(ctx, args)
+    command, workdir, ws, shell_mounts, commands = _setup(ctx, args)
     outcome = await run_shell(command, workdir=workdir, mounts=shell_mounts, settings=ctx.profile.shell,
-                              cancel=ctx.cancel, watch=is_text_name, max_file_bytes=ws.settings.max_file_bytes)
+                              cancel=ctx.cancel, watch=is_text_name, max_file_bytes=ws.settings.max_file_bytes,
+                              commands=commands)
     return _answer(ctx, ws, outcome)
 
 
 def shell_blocking(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     """`shell` for the sync calls, in the caller's thread (tools/base.py): the same result."""
-    command, workdir, ws, shell_mounts = _setup(ctx, args)
+    command, workdir, ws, shell_mounts, commands = _setup(ctx, args)
     outcome = run_shell_blocking(command, workdir=workdir, mounts=shell_mounts, settings=ctx.profile.shell,
-                                 stop=ctx.stop, watch=is_text_name, max_file_bytes=ws.settings.max_file_bytes)
+                                 stop=ctx.stop, watch=is_text_name, max_file_bytes=ws.settings.max_file_bytes,
+                                 commands=commands)
     return _answer(ctx, ws, outcome)
 
 

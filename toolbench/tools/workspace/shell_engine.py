@@ -23,6 +23,10 @@ Before the run, shell_survey checks what the shell may open (bashkit reads a mou
 and blocks on a FIFO): it covers or refuses hazards and keeps the root folders in place. What
 an outcome says of writes comes from there too: `may_have_written` is a static judgement and
 `changed` a stat diff of the watched files, since bashkit keeps no log of writes to a real mount.
+
+`commands` adds commands of the caller's for one call (the shell bridge): each is registered on
+the interpreter before the run and removed before it is handed back, so the next call, of any
+invocation, never sees them. A command runs in the worker thread, between the script's commands.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import functools
 import posixpath
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -43,7 +47,7 @@ from ...core.errors import ToolbenchError
 from ...core.shell_settings import ShellSettings
 from ...core.workspace_settings import WorkspaceSettings
 from ..base import StopSignal
-from .shell_pool import IDLE, WORKERS, Config
+from .shell_pool import IDLE, WORKERS, Command, CommandResult, Config, as_builtin
 from .shell_survey import (
     after_write,
     analyze,
@@ -56,6 +60,8 @@ from .shell_survey import (
 )
 
 __all__ = [
+    "Command",
+    "CommandResult",
     "Mount",
     "ShellOutcome",
     "ShellStatus",
@@ -122,6 +128,7 @@ async def run_shell(
     cancel: asyncio.Event | None = None,
     watch: Callable[[str], bool] | None = None,
     max_file_bytes: int = _MAX_FILE_BYTES,
+    commands: Mapping[str, Command] | None = None,
 ) -> ShellOutcome:
     """Run `command` in a fresh shell (a new or reset interpreter) with cwd `workdir` over `mounts`.
 
@@ -131,9 +138,10 @@ async def run_shell(
     `cancel` (an event of the running loop) stops the command with a `cancelled` outcome.
     `watch(name)` selects the files whose changes the outcome lists in `changed` (shell_survey).
     A mounted file over `max_file_bytes` (default: the workspace default) is never opened.
+    `commands` are the caller's own commands for this call (module doc).
     """
     job = _prepare(command, workdir, mounts, settings, cancel is not None and cancel.is_set(), watch,
-                   max_file_bytes)
+                   max_file_bytes, commands)
     if isinstance(job, ShellOutcome):
         return job
     loop = asyncio.get_running_loop()
@@ -171,12 +179,14 @@ def run_shell_blocking(
     stop: StopSignal | None = None,
     watch: Callable[[str], bool] | None = None,
     max_file_bytes: int = _MAX_FILE_BYTES,
+    commands: Mapping[str, Command] | None = None,
 ) -> ShellOutcome:
     """`run_shell` for a thread that may block (not an event loop's): the same outcomes, the
     same worker thread, timeout guard and cancel grace, without a hop through an event loop.
     `stop` (set from any thread) stops the command with a `cancelled` outcome; an exception in
     the waiting thread (KeyboardInterrupt) tells the interpreter to stop and propagates."""
-    job = _prepare(command, workdir, mounts, settings, stop is not None and stop.is_set(), watch, max_file_bytes)
+    job = _prepare(command, workdir, mounts, settings, stop is not None and stop.is_set(), watch, max_file_bytes,
+                   commands)
     if isinstance(job, ShellOutcome):
         return job
     done = threading.Event()  # the job ended; `box` holds its outcome or exception
@@ -214,7 +224,8 @@ def run_shell_blocking(
 
 
 def _prepare(command: str, workdir: str, mounts: Sequence[Mount], settings: ShellSettings, stopped: bool,
-             watch: Callable[[str], bool] | None, max_file_bytes: int) -> _Job | ShellOutcome:
+             watch: Callable[[str], bool] | None, max_file_bytes: int,
+             commands: Mapping[str, Command] | None) -> _Job | ShellOutcome:
     """The checks both entry points make before the run: a job, or the outcome without one."""
     if not isinstance(command, str) or not isinstance(workdir, str):
         raise ToolbenchError("bench.misuse", "run_shell takes the command and workdir as strings")
@@ -225,15 +236,17 @@ def _prepare(command: str, workdir: str, mounts: Sequence[Mount], settings: Shel
         return _failed(f"command is {len(command):,} characters long; the limit is {settings.max_command_chars:,}")
     if stopped:
         return ShellOutcome("cancelled", None, "", "", may_have_written=False)
-    return _Job(command, guest_path(workdir), mounts, settings, watch, max_file_bytes)
+    return _Job(command, guest_path(workdir), mounts, settings, watch, max_file_bytes, commands or {})
 
 
 class _Job:
     """One call's interpreter, taken and run in a worker thread; `stop` may come from any thread."""
 
     def __init__(self, command: str, workdir: str, mounts: tuple[Mount, ...], settings: ShellSettings,
-                 watch: Callable[[str], bool] | None = None, max_file_bytes: int = _MAX_FILE_BYTES) -> None:
+                 watch: Callable[[str], bool] | None = None, max_file_bytes: int = _MAX_FILE_BYTES,
+                 commands: Mapping[str, Command] | None = None) -> None:
         self.command = command
+        self.commands = dict(commands or {})
         self.workdir = workdir
         self.mounts = mounts
         self.settings = settings
@@ -279,6 +292,12 @@ class _Job:
         self._used = None  # `held` is now the only reference: the pool takes it from there
         with self._lock:
             keep = self._reusable and not self._abandoned
+        if held and keep:
+            try:  # reset() keeps registered builtins: this call's commands must go first
+                for name in self.commands:
+                    held[0].remove_builtin(name)
+            except Exception:  # an interpreter whose commands cannot go is never reused
+                keep = False
         if held:
             IDLE.give(self._config, held, keep=keep)
 
@@ -286,6 +305,8 @@ class _Job:
         survey = recent_survey(self.mounts, self.max_file_bytes)
         self._config = (self.mounts, self.settings, self.workdir, survey.covers)
         bash = self._used = IDLE.take(self._config)
+        for name, command in self.commands.items():
+            bash.add_builtin(name, as_builtin(command))
         if not is_directory(bash, self.workdir):
             return _failed(f"workdir {self.workdir}: No such directory")
         analysis = analyze(bash, self.command)

@@ -1,6 +1,7 @@
 """The interpreters of the `workspace.shell` engine: kept per configuration, dropped on reapers.
 
-This module builds bashkit interpreters (`_interpreter`); shell_engine runs commands on them.
+This module builds bashkit interpreters (`_interpreter`) and turns a caller's `Command` into a
+bashkit builtin (`as_builtin`); shell_engine runs commands on them.
 Building one costs about 0.5 ms, so interpreters are kept per configuration (`_Idle`: mounts,
 limits, workdir and covers) and bashkit's `reset()` (a rebuild with the same config and mounts,
 ~0.1 ms) runs after each call, in the worker once the caller has its outcome: every call still
@@ -22,6 +23,7 @@ import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import bashkit
@@ -31,6 +33,29 @@ from ...core.shell_settings import ShellSettings
 
 if TYPE_CHECKING:
     from .shell_engine import Mount
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a caller's command gives the script: its output and exit code."""
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+# A caller's command: (argv after the name, the piped stdin or None) -> its result.
+Command = Callable[[list[str], str | None], CommandResult]
+
+
+def as_builtin(command: Command) -> Callable[[Any], Any]:
+    """`command` as a bashkit builtin callback (bashkit's context and result stay here)."""
+
+    def run(ctx: Any) -> Any:
+        out = command(list(ctx.argv), ctx.stdin)
+        return bashkit.BuiltinResult(stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code)
+
+    return run
+
 
 _ENV: Final = {"HOME": "/", "BASHKIT_ALLOW_INPROCESS_PYTHON": "1"}
 
