@@ -129,3 +129,19 @@ def test_a_replayed_call_id_does_not_count(inv: Any) -> None:
     inv.turn([("workspace_read_file", missing, "same")])
     again = inv.turn([("workspace_read_file", missing, "same")])[0]  # a new round, the same id
     assert "in a row" not in again.content
+
+
+# --- maxRounds ----------------------------------------------------------------------------
+
+def test_calls_past_the_profile_s_max_rounds_get_a_coded_result_and_charge_nothing(tmp_path: Path) -> None:
+    profile = Profile.default().edit(allow=TOOLS, max_rounds=2)
+    with Workbench(tmp_path, profile) as bench:
+        inv = bench.invocation()
+        assert not inv.call("dice_roll", {"formula": "d6"}).is_error
+        assert not inv.turn([("dice_roll", {"formula": "d6"}), ("dice_roll", {"formula": "d4"})])[1].is_error
+        late = inv.turn([("dice_roll", {"formula": "d6"}), ("workspace_list_files", {"path": "work"})])
+        assert [r.error_code for r in late] == ["agent.max_tool_rounds_exceeded"] * 2
+        assert late[0].structured["maxRounds"] == 2
+        assert inv.budget()["total"] == 77  # the refused round used no budget
+        reopened = bench.open_invocation(inv.id)
+        assert reopened.call("dice_roll", {"formula": "d6"}).error_code == "agent.max_tool_rounds_exceeded"

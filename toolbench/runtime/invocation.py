@@ -358,6 +358,11 @@ class Invocation:
             if self.blocked is not None:
                 return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.tool_not_started",
                                     f"Not started: this invocation is blocked. {self.blocked}")
+            if round_no > self.profile.run.max_rounds and nested_in() is None:
+                limit = self.profile.run.max_rounds
+                return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.max_tool_rounds_exceeded",
+                                    f"This invocation has used its {limit} rounds (the profile's `run.maxRounds`); "
+                                    "no more tool calls run. Give your final answer now.", {"maxRounds": limit})
             if turn is not None and binding is not None:  # the contract, before any budget is reserved
                 try:
                     turn.check(binding.call_name)
