@@ -340,3 +340,9 @@ def test_memory_files_are_invisible_to_the_file_tools(make_bench, mem_profile):
     inv.call("memory_manage", {"action": "write", **note()})
     r = inv.call("workspace_read_file", {"path": ".toolbench/memory/global/user/prefers-tabs.md"})
     assert r.is_error and r.error_code == "workspace.path_not_visible"
+
+
+def test_search_reads_the_text_not_the_evidence_block(mem):
+    mem("write", **note(body="Uses tabs.", confidence="high", source_quote="always tabs", reasoning="zucchini"))
+    assert mem("search", query="zucchini").structured["matches"] == []
+    assert mem("search", query="tabs").structured["matches"][0]["slug"] == "prefers-tabs"

@@ -95,6 +95,11 @@ class Entry:
     def confidence(self) -> str | None:
         return confidence_of(self.body)
 
+    @property
+    def text(self) -> str:
+        """The body without its evidence block."""
+        return split_evidence(self.body)[1]
+
     def with_(self, **changes: Any) -> Entry:
         return replace(self, **changes)
 
