@@ -12,7 +12,7 @@ from toolbench.testing import ScriptedModel
 AGENT_TOOLS = ("builtin:agent.delegate", "builtin:agent.await", "builtin:agent.handoff", "builtin:agent.send_message")
 WAIT = 10.0  # seconds: the bound on every wait (nothing sleeps)
 # What a delegated child does not get besides the completion tools (descriptors' `parent_only`).
-PARENT_ONLY = frozenset({"workspace.commit", "agent.delegate", "agent.await", "agent.handoff"})
+PARENT_ONLY = frozenset({"workspace.commit", "agent.delegate", "agent.await", "agent.handoff", "todo.write"})
 
 
 def parent_profile(*extra: str, **tools: Any) -> Profile:

@@ -6,11 +6,14 @@ import pytest
 
 from toolbench import ToolError
 from toolbench.core.agents import (
+    HANDOFF_TEXT,
     MAX_CHILDREN,
+    TASK_TEXT,
     batch_issues,
     check_agent_id,
     clamp_timeout_ms,
     delegate_entries,
+    packet_problem,
     pick_next,
     route_message,
 )
@@ -33,6 +36,33 @@ def test_a_good_batch_has_no_issues():
 def test_every_issue_of_a_batch_is_collected():
     assert issues([entry("ghost"), entry(objective=" "), entry()], active=6) == [
         ("agent.unknown_agent", 1), ("tool.invalid_arguments", 2), ("agent.child_limit_reached", 3)]
+
+
+# TauriTavern delegate_tool.rs / handoff_tool.rs tests: 8,000 accepted, 8,001 refused, title optional.
+@pytest.mark.parametrize(("packet", "name", "fields", "problem"), [
+    ({"objective": "Find one concrete improvement.", "context": {"draft": "A quiet scene."}}, "task", TASK_TEXT, None),
+    ({"title": "Critique"}, "task", TASK_TEXT, "task.objective must be a non-empty string"),
+    ({"title": "Critique", "objective": "a" * 8_000}, "task", TASK_TEXT, None),
+    ({"title": "Critique", "objective": "a" * 8_001}, "task", TASK_TEXT, "task.objective must be <= 8000 chars"),
+    ({"objective": "x", "title": "t" * 8_001}, "task", TASK_TEXT, "task.title must be <= 8000 chars"),
+    ({"objective": "x", "context": {"big": "c" * 9_000}}, "task", TASK_TEXT, None),  # only text fields count
+    ({"objective": f"  {'a' * 8_000}\n"}, "task", TASK_TEXT, None),  # measured trimmed
+    ({"objective": "é" * 4_001}, "task", TASK_TEXT, "task.objective must be <= 8000 chars"),  # UTF-8 bytes
+    ({"title": "Revision pass", "objective": "a" * 8_000, "contextSummary": "Ready for the next stage."},
+     "handoff", HANDOFF_TEXT, None),
+    ({"title": "Revision pass", "objective": "a" * 8_001}, "handoff", HANDOFF_TEXT,
+     "handoff.objective must be <= 8000 chars"),
+    ({"objective": "x", "reason": "r" * 8_001}, "handoff", HANDOFF_TEXT, "handoff.reason must be <= 8000 chars"),
+    ({"objective": "x", "contextSummary": "s" * 8_001}, "handoff", HANDOFF_TEXT,
+     "handoff.contextSummary must be <= 8000 chars"),
+    ({"objective": " \n"}, "handoff", HANDOFF_TEXT, "handoff.objective must be a non-empty string"),
+])
+def test_packet_fields(packet, name, fields, problem):
+    assert packet_problem(packet, name, fields) == problem
+
+
+def test_an_overlong_objective_is_a_batch_issue():
+    assert issues([entry(), entry(objective="a" * 8_001)]) == [("tool.invalid_arguments", 2)]
 
 
 def test_the_limit_counts_running_children():

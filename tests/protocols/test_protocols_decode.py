@@ -240,6 +240,46 @@ def test_refusals_and_truncation(protocol, response, code):
     assert info.value.code == code
 
 
+WHY = "I can't help with that: it asks for someone's home address."
+
+
+def _explained(protocol, why):
+    """A refusal body of each shape that carries the provider's explanation `why`."""
+    chat = {"choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": None, "refusal": why}}]}
+    part = {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": why}]}
+    return {
+        "openai": [chat],
+        "openai-responses": [
+            {"status": "completed", "output": [part]},
+            {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": [part]},
+        ],
+        "anthropic": [
+            {"content": [], "stop_reason": "refusal",
+             "stop_details": {"type": "refusal", "category": "privacy", "explanation": why}},
+            {"content": [{"type": "text", "text": why}], "stop_reason": "refusal"},  # no stop_details
+        ],
+        "gemini": [
+            {"candidates": [{"finishReason": "SAFETY", "index": 0, "finishMessage": why}]},
+            {"promptFeedback": {"blockReason": "SAFETY", "blockReasonMessage": why}},
+        ],
+    }[protocol]
+
+
+@pytest.mark.parametrize("protocol", ["openai", "openai-responses", "anthropic", "gemini"])
+def test_a_refusal_keeps_the_providers_explanation_quoted_and_bounded(protocol):
+    for body in _explained(protocol, WHY):
+        with pytest.raises(ToolbenchError) as info:
+            decode_calls(protocol, body)
+        assert info.value.code == "model.provider_refusal"
+        assert f'"{WHY}"' in info.value.message
+    for body in _explained(protocol, "x" * 50_000 + "\n"):
+        with pytest.raises(ToolbenchError) as info:
+            decode_calls(protocol, body)
+        assert info.value.code == "model.provider_refusal"
+        assert '"' + "x" * 200 + '…"' in info.value.message and len(info.value.message) < 400
+
+
 def test_refusal_and_truncation_fixtures_are_valid_provider_responses():
     # The hand-written error bodies above are partial; filled out, they are what the SDKs parse.
     base = load_response("anthropic")

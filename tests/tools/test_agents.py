@@ -137,6 +137,8 @@ def test_one_bad_entry_refuses_the_whole_batch(bench, parent):
     ({"tasks": []}, "tool.invalid_arguments"),
     ({"tasks": [{"agentId": "general", "task": {"objective": "x"}}] * 9}, "tool.invalid_arguments"),
     ({"agentId": "ghost", "task": {"objective": "x"}}, "agent.unknown_agent"),
+    ({"agentId": "general", "task": {"objective": "a" * 8_001}}, "tool.invalid_arguments"),
+    ({"agentId": "general", "task": {"objective": "x", "title": "t" * 8_001}}, "tool.invalid_arguments"),
 ])
 def test_delegate_refuses_bad_arguments_and_starts_nothing(bench, parent, arguments, code):
     bench.agents.model = returning()
@@ -315,9 +317,19 @@ def test_handoff_deny_if_pending_refuses_and_the_default_cancels(bench, parent):
     {"agentId": "general"}, {"agentId": "general", "handoff": {}},
     {"agentId": "general", "handoff": {"objective": "x"}, "pendingTaskPolicy": "cancel"},
     {"agentId": "general", "handoff": {"objective": "x", "notes": "y"}},
+    {"agentId": "general", "handoff": {"objective": "  "}},
+    {"agentId": "general", "handoff": {"objective": "a" * 8_001}},
+    {"agentId": "general", "handoff": {"objective": "x", "contextSummary": "s" * 8_001}},
+    {"agentId": "ghost", "handoff": {"objective": "a" * 8_001}},  # the packet is checked before the agent
 ])
-def test_handoff_refuses_bad_arguments(parent, arguments):
-    assert parent.call("agent_handoff", arguments).error_code == "tool.invalid_arguments"
+def test_handoff_refuses_bad_arguments(bench, parent, arguments):
+    result = parent.call("agent_handoff", arguments)
+    assert result.error_code == "tool.invalid_arguments" and bench.agents.handoffs() == []
+
+
+def test_handoff_takes_8000_char_fields(bench, parent):
+    brief = {"title": "Revision pass", "objective": "a" * 8_000, "contextSummary": "Ready for the next stage."}
+    assert not parent.call("agent_handoff", {"agentId": "general", "handoff": brief}).is_error
 
 
 # --- send_message -------------------------------------------------------------------------
@@ -384,6 +396,8 @@ def test_broadcast_reaches_parent_and_siblings(bench, parent):
     ({"to": "*", "message": "hi"}, "agent.unknown_recipient"),  # no children yet
     ({"message": "hi"}, "tool.invalid_arguments"),  # `to` omitted needs channel shared
     ({"to": "parent", "message": ""}, "tool.invalid_arguments"),
+    ({"to": "parent", "message": "   "}, "tool.invalid_arguments"),  # LiveAgent: checked before the recipient
+    ({"to": "*", "message": "\n\t"}, "tool.invalid_arguments"),
     ({"to": "parent", "message": "hi", "channel": "telepathy"}, "tool.invalid_arguments"),
 ])
 def test_send_message_checks_the_roster(parent, arguments, code):
@@ -399,6 +413,26 @@ def test_unknown_recipient_lists_the_valid_targets(bench, parent):
     assert result.structured["valid"] == ["task_001", "*"]
     ok = parent.call("agent_send_message", {"message": "hi all", "channel": "shared"})
     assert ok.structured["to"] == ["task_001"]
+
+
+def test_a_message_is_sent_trimmed(bench, parent):
+    bench.agents.model = GatedModel([[("task_return", {"summary": "ok"})]])
+    delegate(parent)
+    sent = parent.call("agent_send_message", {"to": "task_001", "message": "  hi\n"})
+    assert sent.structured["message"] == "hi"
+    bench.agents.model.release()
+
+
+def test_a_delegated_child_never_gets_todo_write(make_bench):
+    """LiveAgent §6: TodoWrite is never offered to a sub-agent child, even when the profile allows it."""
+    bench = make_bench(profile=parent_profile("builtin:todo.write"))
+    bench.agents.model = returning()
+    parent = bench.invocation(id="inv_root")
+    assert "todo_write" in parent.snapshot.call_names
+    delegate(parent)
+    child = bench.agents.invocation("task_001").snapshot
+    assert "todo_write" not in child.call_names
+    assert {d.tool_id: d.code for d in child.diagnostics}["builtin:todo.write"] == "agent.return_mode_excluded"
 
 
 def test_the_builtins_a_child_loses_say_so_on_their_descriptors():

@@ -107,13 +107,40 @@ def test_prompt_tasks_are_recorded_as_due_prompts(bench, inv):
 
 
 def test_remaining_executions_count_down_and_disabled_tasks_wait(bench, inv):
+    """The last run disables the task (upstream record_completed_run_decrements_and_disables_at_zero)."""
     inv.call("cron_create", shell_task(cron="0 * * * * *", remaining_executions=2))
     inv.call("cron_create", shell_task(name="off", cron="0 * * * * *", enabled=False))
     assert len(bench.cron.run_due(T0)) == 1
     assert len(bench.cron.run_due(datetime(2026, 3, 10, 9, 1))) == 1
     assert bench.cron.run_due(datetime(2026, 3, 10, 9, 2)) == []
     task = inv.call("cron_read", {"task_id": "task-0001"}).structured["task"]
-    assert (task["remaining_executions"], task["runs"]) == (0, 2)
+    assert (task["remaining_executions"], task["runs"], task["enabled"]) == (0, 2, False)
+
+
+def test_a_task_with_no_runs_left_is_disabled(inv):
+    """upstream validate_cron_task: enabled = enabled && remainingExecutions != 0."""
+    created = inv.call("cron_create", shell_task(enabled=True, remaining_executions=0)).structured["task"]
+    assert (created["enabled"], created["remaining_executions"]) == (False, 0)
+    again = inv.call("cron_update", {"task_id": "task-0001", "enabled": True}).structured["task"]
+    assert again["enabled"] is False
+    topped = inv.call("cron_update", {"task_id": "task-0001", "enabled": True, "remaining_executions": 1})
+    assert topped.structured["task"]["enabled"] is True
+
+
+@pytest.mark.parametrize(("workdir", "stored"), [
+    ("  /work/pinned  ", "/work/pinned"),  # upstream cron_apply_persists_and_trims_workdir
+    ("", "/"), ("   ", "/"),  # empty is the default folder (upstream: the current workspace)
+])
+def test_workdir_is_trimmed(inv, workdir, stored):
+    assert inv.call("cron_create", shell_task(workdir=workdir)).structured["task"]["workdir"] == stored
+
+
+def test_an_update_with_an_empty_workdir_clears_the_pin(inv):
+    """upstream cron_apply_update_empty_workdir_clears_pin."""
+    inv.call("cron_create", shell_task(workdir="/work"))
+    kept = inv.call("cron_update", {"task_id": "task-0001", "name": "Renamed"}).structured["task"]
+    assert kept["workdir"] == "/work"
+    assert inv.call("cron_update", {"task_id": "task-0001", "workdir": " "}).structured["task"]["workdir"] == "/"
 
 
 def test_failures_and_timeouts_are_logged(bench, inv):

@@ -1,4 +1,5 @@
-"""Sub-agent rules with no I/O: limits, the delegate batch check, message routing, await picks.
+"""Sub-agent rules with no I/O: limits, packet checks, the delegate batch check, message routing,
+await picks.
 
 The runtime (`toolbench.runtime.agents`) owns the tasks and the child loop; the tool adapters
 (`toolbench.tools.agents`) own the schemas. Everything here is a pure function over values, so
@@ -20,6 +21,11 @@ MAX_AWAIT_MS: Final = 300_000
 DEFAULT_MAX_ROUNDS: Final = 20
 AWAIT_MODES: Final = ("nextCompleted", "allCompleted", "statusOnly")
 CHANNELS: Final = ("direct", "shared", "decision", "question")
+# A packet's text fields, trimmed, are at most this many UTF-8 bytes: upstream measures Rust's
+# `str::len` (bytes) though its message says chars (TauriTavern MAX_AGENT_DELEGATION_TASK_FIELD_CHARS).
+MAX_PACKET_FIELD: Final = 8_000
+TASK_TEXT: Final = ("objective", "title")  # a delegate task's text fields, the required one first
+HANDOFF_TEXT: Final = ("objective", "title", "reason", "contextSummary")  # a handoff brief's
 PARENT: Final = "parent"
 EVERYONE: Final = "*"
 
@@ -50,6 +56,21 @@ class Issue:
 
     def line(self) -> str:
         return f"[{self.code}] entry {self.entry} (agent={self.agent_id or '?'}): {self.message}"
+
+
+def packet_problem(packet: Mapping[str, Any], name: str, fields: Sequence[str]) -> str | None:
+    """Why a delegate `task` or a handoff brief is refused, in upstream's words, or None.
+
+    `name` prefixes the field (`task.objective`); `fields[0]` is required and must not be blank;
+    every one of `fields` present, trimmed, is at most MAX_PACKET_FIELD bytes. Other fields
+    (context objects, lists) are not measured, as upstream. The schema has checked the types."""
+    for n, key in enumerate(fields):
+        text = str(packet.get(key) or "").strip()
+        if n == 0 and not text:
+            return f"{name}.{key} must be a non-empty string"
+        if len(text.encode()) > MAX_PACKET_FIELD:
+            return f"{name}.{key} must be <= {MAX_PACKET_FIELD} chars"
+    return None
 
 
 def delegate_entries(args: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -84,8 +105,9 @@ def batch_issues(entries: Sequence[Mapping[str, Any]], *, agents: Collection[str
         elif not has_model(agent_id):
             issues.append(Issue("agent.model_missing", n, agent_id,
                                 "no model drives this agent; set `bench.agents.model` (or the agent's own model)"))
-        if not str(task.get("objective", "")).strip():
-            issues.append(Issue("tool.invalid_arguments", n, agent_id, "`task.objective` is blank"))
+        problem = packet_problem(task, "task", TASK_TEXT)
+        if problem is not None:
+            issues.append(Issue("tool.invalid_arguments", n, agent_id, problem))
     if active + len(entries) > MAX_CHILDREN:
         issues.append(Issue("agent.child_limit_reached", len(entries), "",
                             f"{active} children are running and this batch adds {len(entries)}; at most "

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from ..core.arguments import MISSING
+from ..core.errors import ToolbenchError
 from ._anthropic_strict import check_strict, strict_schema
 from ._base import BaseProvider, TurnPart
 from ._results import ANTHROPIC_TAKES, anthropic_block, result_parts
@@ -109,14 +110,20 @@ def _tool_problems(name: str, schema: Any, strict: bool) -> list[Problem]:
     return problems
 
 
-def _refusal_text(details: Any) -> str:
-    text = "the model refused (stop_reason 'refusal')"
-    if isinstance(details, dict):
-        if isinstance(details.get("category"), str):
-            text += f", category {details['category']}"
-        if isinstance(details.get("explanation"), str) and details["explanation"]:
-            text += f": {details['explanation']}"
-    return text
+def _refused(response: dict[str, Any]) -> ToolbenchError:
+    """stop_reason refusal: the category and explanation of `stop_details`; without an
+    explanation, the text the model wrote before it stopped is the explanation."""
+    details = response.get("stop_details")
+    details = details if isinstance(details, dict) else {}
+    what = "the model refused (stop_reason 'refusal')"
+    if isinstance(details.get("category"), str):
+        what += f", category {details['category']}"
+    why = details.get("explanation")
+    if not (isinstance(why, str) and why.strip()):
+        content = response.get("content")
+        why = "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                        and isinstance(b.get("text"), str)) if isinstance(content, list) else None
+    return refusal(what, why)
 
 
 class AnthropicProvider(BaseProvider):
@@ -138,7 +145,7 @@ class AnthropicProvider(BaseProvider):
             raise invalid_response("a Messages response is a JSON object")
         stop = response.get("stop_reason")
         if stop == "refusal":
-            raise refusal(_refusal_text(response.get("stop_details")))
+            raise _refused(response)
         if stop in TRUNCATED:
             raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete")
         content = response.get("content")

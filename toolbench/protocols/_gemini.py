@@ -145,9 +145,10 @@ class GeminiProvider(BaseProvider):
         candidates = response.get("candidates")
         if not isinstance(candidates, list) or not candidates:
             feedback = response.get("promptFeedback")
-            block = _enum_name(feedback.get("blockReason"), BLOCK_REASONS) if isinstance(feedback, dict) else None
+            feedback = feedback if isinstance(feedback, dict) else {}
+            block = _enum_name(feedback.get("blockReason"), BLOCK_REASONS)
             if block and block != "BLOCKED_REASON_UNSPECIFIED":
-                raise refusal(f"the prompt was blocked ({block})")
+                raise refusal(f"the prompt was blocked ({block})", feedback.get("blockReasonMessage"))
             raise invalid_response("a generateContent response needs a non-empty `candidates` list")
         candidate = candidates[0]
         if not isinstance(candidate, dict):
@@ -155,7 +156,7 @@ class GeminiProvider(BaseProvider):
         finish = _enum_name(candidate.get("finishReason"), FINISH_REASONS)
         detail = candidate.get("finishMessage") or ""
         if finish in REFUSED:
-            raise refusal(f"the response was blocked (finishReason {finish}) {detail}".rstrip())
+            raise refusal(f"the response was blocked (finishReason {finish})", detail)
         if finish == "MAX_TOKENS":
             raise truncated("the output hit the token limit (finishReason MAX_TOKENS); tool calls may be cut")
         if finish in BAD_CALL:

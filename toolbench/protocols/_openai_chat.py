@@ -72,7 +72,7 @@ class ChatCompletionsProvider(OpenAIRules):
         message = get_dict(choice, "message", "choices[0]")
         finish = choice.get("finish_reason")
         if message.get("refusal") or finish == "content_filter":
-            raise refusal(f"the model refused (finish_reason {finish!r}): {message.get('refusal') or ''}".rstrip(": "))
+            raise refusal(f"the model refused (finish_reason {finish!r})", message.get("refusal"))
         if finish == "length":
             raise truncated("the output hit the token limit (finish_reason 'length'); tool calls may be cut")
         tool_calls = message.get("tool_calls") or []

@@ -47,6 +47,16 @@ def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
     return out
 
 
+def _refused(items: Any) -> str | None:
+    """The text of the first `refusal` content part among these output items; None if none refused."""
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("type") == "message":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and part.get("type") == "refusal":
+                    return str(part.get("refusal") or "")
+    return None
+
+
 @dataclass(frozen=True)
 class ResponsesProvider(OpenAIRules):
     """An OpenAI Responses API: `ResponsesProvider("local-responses", max_tools=None)`.
@@ -68,7 +78,7 @@ class ResponsesProvider(OpenAIRules):
             details = response.get("incomplete_details") or {}
             reason = details.get("reason") if isinstance(details, dict) else None
             if reason == "content_filter":
-                raise refusal("the response was stopped by the content filter")
+                raise refusal("the response was stopped by the content filter", _refused(response.get("output")))
             raise truncated(f"the response is incomplete ({reason or 'no reason given'}); tool calls may be cut")
         output = response.get("output")
         if not isinstance(output, list):
@@ -80,10 +90,8 @@ class ResponsesProvider(OpenAIRules):
             if not isinstance(item, dict):
                 raise invalid_call(f"output item {i} is not an object")
             kind = item.get("type")
-            if kind == "message":
-                for part in item.get("content") or []:
-                    if isinstance(part, dict) and part.get("type") == "refusal":
-                        raise refusal(f"the model refused: {part.get('refusal') or ''}".rstrip(": "))
+            if kind == "message" and (why := _refused([item])) is not None:
+                raise refusal("the model refused", why)
             if kind != "function_call":
                 kept.append(kept_item(item))  # reasoning, messages, built-in tool items: replayed as sent
                 continue

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
+from ..core.arguments import quote
 from ..core.errors import ToolbenchError
 from .types import DecodedCall, Exchange, Problem
 
@@ -267,8 +268,11 @@ def invalid_response(message: str) -> ToolbenchError:
     return ToolbenchError("model.invalid_response", message)
 
 
-def refusal(message: str) -> ToolbenchError:
-    return ToolbenchError("model.provider_refusal", message)
+def refusal(what: str, explanation: Any = None) -> ToolbenchError:
+    """model.provider_refusal: `what` happened, then the provider's own explanation (when it sent
+    a non-blank one) in double quotes, cut at 200 characters: a model's text is not trusted to be short."""
+    why = explanation.strip() if isinstance(explanation, str) else ""
+    return ToolbenchError("model.provider_refusal", f'{what}: "{quote(why)}"' if why else what)
 
 
 def truncated(message: str) -> ToolbenchError:

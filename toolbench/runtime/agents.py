@@ -258,8 +258,6 @@ class AgentsService:
         if agent_id not in self._agents:
             raise ToolError("agent.unknown_agent", f"No agent `{agent_id}`; hand off to one of: "
                             f"{', '.join(self._agents)}.")
-        if not str(brief.get("objective", "")).strip():
-            raise ToolError("tool.invalid_arguments", "`handoff.objective` is blank.")
         pending = [t for t in self._active() if t.parent_id == parent_id]
         if pending and policy == "denyIfPending":
             raise ToolError("agent.handoff_pending_tasks", f"Unfinished tasks: {', '.join(t.id for t in pending)}. "

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolbenchError
-from ..tools.cron.tasks import STORED_OUTPUT_CHARS, CronStore, CronTask, next_fire
+from ..tools.cron.tasks import STORED_OUTPUT_CHARS, CronStore, CronTask, next_fire, settle
 from ..tools.workspace.paths import Workspace
 from ..tools.workspace.shell import mounts
 from ..tools.workspace.shell_engine import run_shell
@@ -90,8 +90,8 @@ class CronScheduler:
                 runs.append(run)
                 self.store.append_log(run.to_log())
                 left = None if task.remaining_executions is None else task.remaining_executions - 1
-                task = task.model_copy(update={"last_run_at": stamp, "runs": task.runs + 1,
-                                               "remaining_executions": left})
+                task = settle(task.model_copy(update={"last_run_at": stamp, "runs": task.runs + 1,
+                                                      "remaining_executions": left}))
             tasks[i] = task
         self.store.put_all(tasks)
         return runs

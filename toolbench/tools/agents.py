@@ -14,7 +14,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ..core.agents import AWAIT_MODES, CHANNELS, DEFAULT_AWAIT_MS, MAX_AWAIT_MS, MAX_CHILDREN, delegate_entries
+from ..core.agents import (
+    AWAIT_MODES,
+    CHANNELS,
+    DEFAULT_AWAIT_MS,
+    HANDOFF_TEXT,
+    MAX_AWAIT_MS,
+    MAX_CHILDREN,
+    MAX_PACKET_FIELD,
+    delegate_entries,
+    packet_problem,
+)
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
@@ -39,7 +49,8 @@ _STRS = {"type": "array", "items": {"type": "string"}}
 _TASK = {
     "type": "object",
     "properties": {
-        "objective": {"type": "string", "minLength": 1, "description": "What the agent must do, in full."},
+        "objective": {"type": "string", "minLength": 1,
+                      "description": f"What the agent must do, in full (at most {MAX_PACKET_FIELD} characters)."},
         "title": {"type": "string", "description": "A short name for the task."},
         "context": {"type": "object", "description": "Facts the agent needs (it sees nothing else of yours)."},
         "expectedOutput": {"type": "object", "description": "The shape of the answer you want back."},
@@ -109,7 +120,9 @@ HANDOFF = ToolDescriptor(
             "handoff": {
                 "type": "object",
                 "properties": {
-                    "objective": {"type": "string", "minLength": 1},
+                    "objective": {"type": "string", "minLength": 1, "description": (
+                        f"What the agent must finish. It, title, reason and contextSummary are at most "
+                        f"{MAX_PACKET_FIELD} characters each.")},
                     "title": _STR, "reason": _STR, "contextSummary": _STR,
                     "workspaceRefs": _STRS, "mustPreserve": _STRS, "completionCriteria": _STRS,
                 },
@@ -207,6 +220,9 @@ async def await_(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 async def handoff(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     ctx.profile.run.check_delegation("handoff", [args["agentId"]])
+    problem = packet_problem(args["handoff"], "handoff", HANDOFF_TEXT)  # before the agent, as upstream
+    if problem is not None:
+        raise ToolError("tool.invalid_arguments", problem)
     record = await _port(ctx).handoff(ctx.invocation_id, args["agentId"], args["handoff"],
                                       args.get("pendingTaskPolicy"))
     cancelled = record["cancelledTasks"]
@@ -216,7 +232,10 @@ async def handoff(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 
 async def send_message(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
-    sent = await _port(ctx).send(ctx.invocation_id, args.get("to"), args["message"], args.get("channel"))
+    message = args["message"].strip()  # LiveAgent sends the trimmed body, and checks it before `to`
+    if not message:
+        raise ToolError("tool.invalid_arguments", "agent_send_message needs a non-empty `message`.")
+    sent = await _port(ctx).send(ctx.invocation_id, args.get("to"), message, args.get("channel"))
     to = ", ".join(f"`{r}`" for r in sent["to"])
     return ToolOutput(content=f"Sent on channel {sent['channel']} to {to}.", structured=sent)
 

@@ -18,6 +18,7 @@ STATUSES: Final = ("pending", "in_progress", "completed")
 
 DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("todo.write"),
+    parent_only=True,  # LiveAgent never offers TodoWrite to a sub-agent child
     description=(
         "Write your task list for this task. Each call replaces the whole list (send every item, an empty "
         "list clears it). Mark at most one item in_progress at a time; `activeForm` is the item as an ongoing "

@@ -1,4 +1,4 @@
-"""Pure memory rules (reference §5.2, §5.6): slugs, days, risk, confidence, merge."""
+"""Pure memory rules (reference §5.2, §5.6): slugs, days, risk, merge (evidence: test_memory_evidence)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ import pytest
 
 from toolbench.core.errors import ToolError
 from toolbench.tools.memory.rules import (
-    apply_evidence,
     check_risk,
     local_day,
     merge_bodies,
     normalize_slug,
-    parse_aliases,
     split_units,
 )
 
@@ -65,33 +63,6 @@ def test_plain_text_has_no_risk():
     assert check_risk("The user likes green tea.") == "none"
 
 
-@pytest.mark.parametrize(("fields", "applied", "downgraded"), [
-    ({"confidence": "high", "source_quote": "I love tea"}, "high", False),
-    ({"confidence": "high", "source_quote": "tea"}, "medium", True),
-    ({"confidence": "high"}, "low", True),
-    ({"confidence": "medium", "source_quote": "x"}, "medium", False),
-    ({"confidence": "medium"}, "low", True),
-    ({"confidence": "LOW"}, "low", False),
-    ({"confidence": "certain", "source_quote": "I love tea"}, "low", False),
-    ({"source_quote": "I love tea"}, "low", False),
-])
-def test_the_confidence_contract(fields, applied, downgraded):
-    evidence = apply_evidence(fields)
-    assert evidence is not None
-    assert (evidence.confidence, evidence.auto_downgraded) == (applied, downgraded)
-
-
-def test_no_evidence_fields_means_no_evidence():
-    assert apply_evidence({"body": "x"}) is None
-
-
-def test_aliases_take_a_comma_string_or_a_list_of_eight():
-    assert parse_aliases(" a, b ,,c ") == ["a", "b", "c"]
-    assert parse_aliases(["x", "y"]) == ["x", "y"]
-    with pytest.raises(ToolError):
-        parse_aliases(",".join("abcdefghi"))
-
-
 def test_merge_units_keep_code_blocks_and_structured_lines_whole():
     body = "# Title\nFirst. Second!\n- item one\n> quote\n| a | b |\n\n```py\nx = 1\n\ny = 2\n```\n中文句子。另一句。"
     assert split_units(body) == ["# Title", "First.", "Second!", "- item one", "> quote", "| a | b |",
@@ -103,6 +74,12 @@ def test_merge_replaces_the_best_match_and_appends_new_units():
     new = "The user drinks black tea every morning. Works remotely."
     assert merge_bodies(old, new) == ("The user drinks black tea every morning.\n\nThe user lives in Paris."
                                       "\n\nWorks remotely.")
+
+
+def test_a_merge_with_a_blank_side_keeps_the_other_as_it_is():
+    """upstream merge_memory_content: nothing to merge means no reformatting."""
+    assert merge_bodies("First. Second.", "  ") == "First. Second."
+    assert merge_bodies("", "- a\n- b") == "- a\n- b"
 
 
 def test_merge_deduplicates():

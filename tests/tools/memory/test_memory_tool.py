@@ -26,7 +26,7 @@ def test_write_then_read_list_and_the_file_format(bench, inv, mem):
     assert read.content == ("Memory: prefers-tabs\nscope=global type=user lines 1-1 of 1\nPrefers tabs\n\n"
                             "The user prefers tabs.")
     listing = mem("list")
-    assert listing.content == ("1 memory (quota 1/1000; global 1/500, project 0/500)\n"
+    assert listing.content == ("1 memory (quota 1/500; global 1/500, project 0/500)\n"
                                "[prefers-tabs] scope=global type=user — Prefers tabs")
     assert "- [prefers-tabs] type=user — Prefers tabs" in (files(bench) / "global" / "MEMORY.md").read_text()
 
@@ -119,8 +119,81 @@ def test_evidence_reports_the_applied_confidence(bench, inv, mem):
     r = mem("write", **note(confidence="high", source_quote="tabs", aliases="tabs, indent"))
     assert (r.structured["appliedConfidence"], r.structured["autoDowngraded"]) == ("medium", True)
     text = (files(bench) / "global" / "user" / "prefers-tabs.md").read_text()
-    assert "evidence:\n  confidence: medium\n  source_quote: tabs\n  aliases:\n  - tabs\n  - indent" in text
+    assert "evidence:" not in text  # not in the file's front matter: a block heading the body
+    assert text.endswith('---\n\n---\nconfidence: medium\nauto_downgraded: true\nsource_quote: "tabs"\n'
+                         'reasoning: ""\naliases: ["tabs", "indent"]\nconflicts_with: []\nsupersedes: ""\n'
+                         'override_reject: ""\n---\n\nThe body of prefers-tabs.\n')
+    assert mem("read", slug="prefers-tabs").structured["body"].startswith("---\nconfidence: medium\n")
     assert "confidence=medium" in mem("list").content
+
+
+def test_list_quota_is_the_largest_applicable_scope(mem):
+    """upstream list_quota_reports_applicable_scope_usage: one global, one project, one daily."""
+    mem("write", **note("user-style", type="feedback"))
+    mem("write", **note("project-purpose", scope="project", type="project"))
+    mem("update", slug="daily-2026-03-10", mode="append", body="- daily does not count toward ordinary quota")
+    listing = mem("list", include_daily=True).structured
+    assert listing["quota"] == {"used": 1, "limit": 500}
+    assert listing["quotas"] == {"global": {"used": 1, "limit": 500}, "project": {"used": 1, "limit": 500}}
+    mem("write", **note("second-global", type="reference"))
+    assert mem("list").structured["quota"] == {"used": 2, "limit": 500}
+    assert mem("list", scope="project").structured["quota"] == {"used": 1, "limit": 500}
+
+
+def test_a_merge_update_keeps_the_evidence_block_whole(mem):
+    mem("write", **note(body="Drinks green tea. Lives in Paris.", confidence="high", source_quote="green tea please"))
+    before = mem("read", slug="prefers-tabs").structured["body"]
+    block = before.split("\n\n", 1)[0]
+    mem("update", slug="prefers-tabs", mode="merge", body="Drinks black tea.")
+    after = mem("read", slug="prefers-tabs").structured["body"]
+    assert after == block + "\n\nDrinks black tea.\n\nLives in Paris."
+    assert "confidence=high" in mem("list").content
+
+
+def test_a_merge_with_a_block_in_the_body_keeps_unrelated_details(mem):
+    """upstream merge_update_preserves_unrelated_trip_details, in English."""
+    block = ('---\nconfidence: high\nsource_quote: "remember my plan"\nreasoning: "asked to remember"\n'
+             'aliases: []\nconflicts_with: []\nsupersedes: ""\noverride_reject: ""\n---\n\n')
+    mem("write", **note("user-trip-plan", body=block + "A trip to Beijing in July to see friends.\n"
+                        "Maybe a classmate, maybe my tutor, but surely the Palace Museum.\n"
+                        "Day one the Palace Museum, day two the Great Wall, day three home."))
+    moved = block.replace("high", "medium").replace("remember my plan", "moved to August, work is busy")
+    r = mem("update", slug="user-trip-plan", mode="merge", description="The trip moved from July to August",
+            body=moved + "A trip to Beijing in August to see friends, moved from July as work is busy.")
+    assert not r.is_error
+    body = mem("read", slug="user-trip-plan").structured["body"]
+    assert "in August to see friends" in body and "day two the Great Wall" in body
+    assert "surely the Palace Museum" in body and "in July to see friends." not in body
+    assert body.startswith(moved) and "confidence=medium" in mem("list").content
+
+
+def test_an_evidence_only_update_refreshes_the_block_and_keeps_the_text(mem):
+    mem("write", **note(body="The user may study computer science.", confidence="low"))
+    r = mem("update", slug="prefers-tabs", confidence="medium", source_quote="I study CS")
+    assert r.structured["appliedConfidence"] == "medium"
+    body = mem("read", slug="prefers-tabs").structured["body"]
+    assert "confidence: medium" in body and "confidence: low" not in body
+    assert body.endswith("\n\nThe user may study computer science.")
+
+
+def test_a_replace_update_replaces_the_block_too(mem):
+    mem("write", **note(body="Old text.", confidence="high", source_quote="old words"))
+    mem("update", slug="prefers-tabs", body="New text.")
+    assert mem("read", slug="prefers-tabs").structured["body"] == "New text."
+    assert "confidence=" not in mem("list").content
+
+
+def test_a_file_with_the_older_evidence_key_reads_as_a_block(bench, inv, mem):
+    """Files written before evidence moved into the body keep their confidence."""
+    mem("write", **note(body="Uses tabs."))
+    path = files(bench) / "global" / "user" / "prefers-tabs.md"
+    write_atomic(path, path.read_text().replace(
+        "links: []\n", "evidence:\n  confidence: high\n  source_quote: tabs!\n  aliases: [tabs]\nlinks: []\n"))
+    call = lambda **f: bench.invocation().call("memory_manage", f)  # noqa: E731
+    assert "confidence=high" in call(action="list").content
+    body = call(action="read", slug="prefers-tabs").structured["body"]
+    assert body.startswith('---\nconfidence: high\nsource_quote: "tabs!"\n') and body.endswith("\n\nUses tabs.")
+    assert 'aliases: ["tabs"]' in body
 
 
 def test_update_replace_merge_and_append(mem):
@@ -267,3 +340,9 @@ def test_memory_files_are_invisible_to_the_file_tools(make_bench, mem_profile):
     inv.call("memory_manage", {"action": "write", **note()})
     r = inv.call("workspace_read_file", {"path": ".toolbench/memory/global/user/prefers-tabs.md"})
     assert r.is_error and r.error_code == "workspace.path_not_visible"
+
+
+def test_search_reads_the_text_not_the_evidence_block(mem):
+    mem("write", **note(body="Uses tabs.", confidence="high", source_quote="always tabs", reasoning="zucchini"))
+    assert mem("search", query="zucchini").structured["matches"] == []
+    assert mem("search", query="tabs").structured["matches"][0]["slug"] == "prefers-tabs"

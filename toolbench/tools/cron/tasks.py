@@ -70,8 +70,20 @@ def next_fire(expr: str, after: datetime) -> datetime:
     return result
 
 
+def settle(task: CronTask) -> CronTask:
+    """The task as upstream keeps it: `workdir` trimmed (blank is the default `/`), and a task
+    with no executions left disabled (`enabled && remaining != 0`), after a run or an edit."""
+    workdir = task.workdir.strip() or "/"
+    enabled = task.enabled and task.remaining_executions != 0
+    if (workdir, enabled) == (task.workdir, task.enabled):
+        return task
+    return task.model_copy(update={"workdir": workdir, "enabled": enabled})
+
+
 def check_task(task: CronTask) -> CronTask:
-    """The cross-field rules: a shell task has a script, a prompt task a prompt, sane limits."""
+    """The task settled, or cron.task_invalid: a shell task has a script, a prompt task a prompt,
+    sane limits, an absolute workdir."""
+    task = settle(task)
     if not task.name.strip():
         raise ToolError("cron.task_invalid", "`name` is blank; name the task.")
     if not 1 <= task.timeout_seconds <= MAX_TIMEOUT:

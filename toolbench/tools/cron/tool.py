@@ -23,11 +23,11 @@ _FIELDS: dict[str, Any] = {
     "type": {"type": "string", "enum": list(TYPES), "description": "shell runs `script`; prompt queues `prompt`."},
     "enabled": {"type": "boolean"},
     "remaining_executions": {"type": ["integer", "null"], "minimum": 0,
-                             "description": "Runs left; null or omitted is unlimited, 0 exhausted."},
+                             "description": "Runs left; null or omitted is unlimited; at 0 the task is disabled."},
     "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "description": "Default 300."},
     "script": {"type": "string", "description": "shell: the bash script."},
     "prompt": {"type": "string", "description": "prompt: the message to send when due."},
-    "workdir": {"type": "string", "description": "shell: the working folder (guest path, default `/`)."},
+    "workdir": {"type": "string", "description": "shell: the working folder (guest path; empty or default `/`)."},
 }
 
 
@@ -58,8 +58,6 @@ def _fields(args: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in args.items() if k in _FIELDS}
     if "cron" in out:
         out["cron"] = check_expression(out["cron"])
-    if out.get("workdir") == "":
-        out["workdir"] = "/"  # an empty workdir is the workspace root, as upstream
     return out
 
 

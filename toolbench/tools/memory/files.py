@@ -12,6 +12,7 @@ in the workspace's runtime folder (never visible to the file tools):
     <scope dir>/MEMORY.md                      generated list of the non-daily entries
 
 Front matter is YAML (python-frontmatter); the file's path gives its identity (scope, slug).
+Evidence is not in it: it heads the body as its own block (`evidence.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...core.memory_settings import MemorySettings
+from .evidence import confidence_of, legacy_evidence, split_evidence, with_evidence
 from .rules import TYPES, daily_slug
 
 INDEX_FILE: Final = "MEMORY.md"
@@ -71,7 +73,6 @@ class Entry:
     source: dict[str, Any] = field(default_factory=dict)
     sources: tuple[dict[str, Any], ...] = ()
     append_count: int = 0
-    evidence: dict[str, Any] | None = None
     links: tuple[Any, ...] = ()
 
     @property
@@ -92,7 +93,12 @@ class Entry:
 
     @property
     def confidence(self) -> str | None:
-        return (self.evidence or {}).get("confidence")
+        return confidence_of(self.body)
+
+    @property
+    def text(self) -> str:
+        """The body without its evidence block."""
+        return split_evidence(self.body)[1]
 
     def with_(self, **changes: Any) -> Entry:
         return replace(self, **changes)
@@ -173,7 +179,9 @@ def parse_entry(scope: str, path: Path, text: str, *, archived: bool = False) ->
     day = path.stem if in_daily else None
     source = meta.get("source")
     sources = meta.get("sources")
-    evidence = meta.get("evidence")
+    legacy = legacy_evidence(meta.get("evidence"))
+    if legacy is not None and not split_evidence(body)[0]:  # written before evidence moved into the body
+        body = with_evidence(body, legacy)
     links = meta.get("links")
     return Entry(
         slug=daily_slug(date.fromisoformat(day)) if day else path.stem,
@@ -188,7 +196,6 @@ def parse_entry(scope: str, path: Path, text: str, *, archived: bool = False) ->
         source=dict(source) if isinstance(source, dict) else {},
         sources=tuple(s for s in sources if isinstance(s, dict)) if isinstance(sources, list) else (),
         append_count=_count(meta.get("appendCount")),
-        evidence=dict(evidence) if isinstance(evidence, dict) else None,
         links=tuple(links) if isinstance(links, list) else (),
     )
 
@@ -206,8 +213,6 @@ def render_entry(entry: Entry) -> str:
         meta |= {"appendCount": entry.append_count, "sources": [dict(s) for s in entry.sources]}
     else:
         meta["source"] = dict(entry.source)
-        if entry.evidence:
-            meta["evidence"] = dict(entry.evidence)
     meta["links"] = list(entry.links)
     frontmatter, handler = _front_matter()
     text: str = frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=handler, **meta), handler=handler)

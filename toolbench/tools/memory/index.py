@@ -179,7 +179,8 @@ class MemoryIndex:
             return  # two files claim one slug (hand-made): the first one indexed wins
         for row in {r["id"] for r in (same_path, same_slug) if r is not None}:
             self._delete_id(row)
-        haystack = "\n".join((entry.slug, entry.description, entry.headline, entry.body)).lower()
+        text = entry.text  # search reads the text, not the evidence block (every note would match `confidence`)
+        haystack = "\n".join((entry.slug, entry.description, entry.headline, text)).lower()
         cur = self.db.execute(
             "INSERT INTO memory_meta (scope, workdir_hash, slug, type, description, headline, date_local, "
             "archived, unreviewed, risk_flag, confidence, append_count, body, haystack, body_hash, path, "
@@ -187,7 +188,7 @@ class MemoryIndex:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (entry.scope, hash_, entry.slug, entry.type, entry.description, entry.headline, entry.date,
              int(entry.archived), int(entry.unreviewed), entry.risk_flag, entry.confidence, entry.append_count,
-             entry.body, haystack, hashlib.sha256(entry.body.encode()).hexdigest(), str(path), st.st_mtime_ns,
+             text, haystack, hashlib.sha256(entry.body.encode()).hexdigest(), str(path), st.st_mtime_ns,
              st.st_size, entry.created_at, entry.updated_at,
              json.dumps(entry.source if not entry.is_daily else list(entry.sources), default=str),
              json.dumps(list(entry.links), default=str)))
@@ -195,9 +196,9 @@ class MemoryIndex:
         self.db.execute("INSERT INTO memory_fts (rowid, slug, scope, workdir_hash, type, description, headline, "
                         "body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (row_id, entry.slug, entry.scope, hash_, entry.type, entry.description, entry.headline,
-                         entry.body))
+                         text))
         self.db.execute("INSERT INTO memory_fts_tri (rowid, slug, description, headline, body) VALUES (?, ?, ?, ?, ?)",
-                        (row_id, entry.slug, entry.description, entry.headline, entry.body))
+                        (row_id, entry.slug, entry.description, entry.headline, text))
 
     def _delete_id(self, row_id: int) -> None:
         self.db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row_id,))

@@ -1,4 +1,5 @@
-"""The pure rules of the memory store (reference §5.2, §5.6): slugs, risk, evidence, merge, days.
+"""The pure rules of the memory store (reference §5.2, §5.6): slugs, risk, merge, days (the
+evidence contract and its block are `evidence.py`'s).
 
 Nothing here touches the disk or the clock; every function is a plain value in, value out.
 """
@@ -7,17 +8,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any, Final
+from typing import Final
 
 from ...core.errors import ToolError
 
 SCOPES: Final = ("global", "project")
 TYPES: Final = ("user", "feedback", "project", "reference")
 FILTER_TYPES: Final = (*TYPES, "daily")
-CONFIDENCE_LEVELS: Final = ("high", "medium", "low")
-MAX_ALIASES: Final = 8
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$")
 _DAILY_SLUG = re.compile(r"^daily-(\d{4}-\d{2}-\d{2})$")
@@ -94,57 +92,6 @@ def check_risk(*texts: str) -> str:
     return "low" if any(p.search(joined) for p in SOFT_PATTERNS) else "none"
 
 
-# evidence ------------------------------------------------------------------------------------
-EVIDENCE_FIELDS: Final = ("confidence", "source_quote", "reasoning", "aliases", "supersedes", "conflicts_with",
-                          "override_reject")
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """The evidence of a write or update after the confidence contract was applied."""
-
-    confidence: str
-    auto_downgraded: bool
-    fields: dict[str, Any]
-
-    def to_front_matter(self) -> dict[str, Any]:
-        return {"confidence": self.confidence, **{k: v for k, v in self.fields.items() if v not in (None, "", [])}}
-
-
-def parse_aliases(value: Any) -> list[str]:
-    items = value.split(",") if isinstance(value, str) else list(value or [])
-    out = [s.strip() for s in items if isinstance(s, str) and s.strip()]
-    if len(out) > MAX_ALIASES:
-        raise ToolError("tool.invalid_arguments", f"`aliases` has {len(out)} items; give at most {MAX_ALIASES}.")
-    return list(dict.fromkeys(out))
-
-
-def apply_evidence(args: dict[str, Any]) -> Evidence | None:
-    """None when no evidence field was given; else the confidence contract of reference §5.2.
-
-    An absent or unknown level is low; high needs a source_quote of >= 5 characters or drops to
-    medium; medium needs a non-empty quote or drops to low."""
-    if not any(args.get(k) not in (None, "", []) for k in EVIDENCE_FIELDS):
-        return None
-    raw = str(args.get("confidence") or "").strip().lower()
-    asked = raw if raw in CONFIDENCE_LEVELS else "low"
-    quote = str(args.get("source_quote") or "").strip()
-    level = asked
-    if level == "high" and len(quote) < 5:
-        level = "medium"
-    if level == "medium" and not quote:
-        level = "low"
-    fields = {
-        "source_quote": quote,
-        "reasoning": str(args.get("reasoning") or "").strip(),
-        "aliases": parse_aliases(args.get("aliases")),
-        "supersedes": [normalize_slug(s) for s in args.get("supersedes") or []],
-        "conflicts_with": [normalize_slug(s) for s in args.get("conflicts_with") or []],
-        "override_reject": str(args.get("override_reject") or "").strip(),
-    }
-    return Evidence(confidence=level, auto_downgraded=level != asked, fields=fields)
-
-
 # merge ---------------------------------------------------------------------------------------
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LINE_UNIT = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|>|\|)")
@@ -183,7 +130,9 @@ def _key(unit: str) -> str:
 
 def merge_bodies(old: str, new: str) -> str:
     """Each incoming unit replaces its best-matching old unit (ratio >= 0.6), or is appended;
-    the result is deduplicated and joined with blank lines."""
+    the result is deduplicated and joined with blank lines. A blank side leaves the other as it is."""
+    if not old.strip() or not new.strip():
+        return (new if old.strip() == "" else old).strip()
     units = split_units(old)
     replaced: set[int] = set()
     for unit in split_units(new):

@@ -19,19 +19,10 @@ from typing import Any, Final
 from ...core.errors import ToolbenchError, ToolError
 from ...core.fileio import write_atomic
 from ...core.memory_settings import MemorySettings
+from .evidence import apply_evidence, merge_with_evidence, with_evidence
 from .files import INDEX_FILE, Entry, Layout, parse_entry, render_entry, render_index, workdir_hash
 from .index import MemoryIndex
-from .rules import (
-    FILTER_TYPES,
-    SCOPES,
-    TYPES,
-    apply_evidence,
-    check_risk,
-    daily_date_of,
-    local_day,
-    merge_bodies,
-    normalize_slug,
-)
+from .rules import FILTER_TYPES, SCOPES, TYPES, check_risk, daily_date_of, local_day, normalize_slug
 from .search import search_index
 
 Clock = Callable[[], datetime]
@@ -70,9 +61,9 @@ class MemoryStore:
              limit: int = LIST_DEFAULT_LIMIT) -> dict[str, Any]:
         rows = self.index.rows(scope, _types(filter_type, include_daily), limit)
         quotas = {s: {"used": self.index.count(s), "limit": self.settings.quota_per_scope} for s in SCOPES}
-        used = sum(q["used"] for s, q in quotas.items() if scope in ("auto", s))
-        limit_total = self.settings.quota_per_scope * (2 if scope == "auto" else 1)
-        return {"count": len(rows), "quota": {"used": used, "limit": limit_total}, "quotas": quotas,
+        # Each scope has its own quota, so the headline is the fullest applicable one, not a sum (upstream).
+        used = max(q["used"] for s, q in quotas.items() if scope in ("auto", s))
+        return {"count": len(rows), "quota": {"used": used, "limit": self.settings.quota_per_scope}, "quotas": quotas,
                 "entries": [_row_summary(r) for r in rows]}
 
     def read(self, slug: str, *, scope: str = "auto", offset: int = 1, length: int = READ_MAX_LINES) -> dict[str, Any]:
@@ -105,7 +96,9 @@ class MemoryStore:
         if daily_date_of(slug) is not None:
             raise ToolError("memory.slug_invalid", f"`{slug}` is reserved for daily journals; choose another slug.")
         description = self._description(_required(args, "description"))
+        evidence = apply_evidence(args)
         body = _required(args, "body").strip()
+        body = with_evidence(body, evidence) if evidence else body
         self._check_size(body, daily=False)
         risk = check_risk(body, description)
         if any(r["scope"] == scope for r in self.index.find(slug)):
@@ -117,11 +110,9 @@ class MemoryStore:
                             f"The {scope} scope holds {used}/{self.settings.quota_per_scope} memories; delete or "
                             "update an old one first.",
                             structured={"used": used, "limit": self.settings.quota_per_scope})
-        evidence = apply_evidence(args)
         stamp = _stamp(self.clock())
         entry = Entry(slug=slug, scope=scope, type=kind, description=description, body=body, created_at=stamp,
-                      updated_at=stamp, source=self._source("tool", risk, unreviewed=risk == "low"),
-                      evidence=evidence.to_front_matter() if evidence else None)
+                      updated_at=stamp, source=self._source("tool", risk, unreviewed=risk == "low"))
         path = self._save(entry)
         self._after(entry, "write", "tool", path)
         return self._mutation("created", entry, evidence=evidence, risk=risk)
@@ -141,11 +132,17 @@ class MemoryStore:
         if not changes and evidence is None:
             raise ToolError("tool.invalid_arguments", "Nothing to update: give `body`, `description`, `type` or "
                             "evidence fields.")
-        body = entry.body
-        if args.get("body") is not None:
-            body = merge_bodies(entry.body, args["body"]) if mode == "merge" else args["body"].strip()
-            if not body:
-                raise ToolError("tool.invalid_arguments", "`body` is empty; delete the memory instead.")
+        incoming = args.get("body")
+        if evidence is not None:
+            incoming = with_evidence(incoming or "", evidence)
+        if incoming is None:
+            body = entry.body
+        elif mode == "merge" or args.get("body") is None:  # evidence alone keeps the text, whatever the mode
+            body = merge_with_evidence(entry.body, incoming)
+        else:
+            body = incoming.strip()
+        if not body:
+            raise ToolError("tool.invalid_arguments", "`body` is empty; delete the memory instead.")
         description = self._description(args["description"]) if args.get("description") is not None \
             else entry.description
         kind = args.get("type") or entry.type
@@ -157,8 +154,7 @@ class MemoryStore:
         if risk == "low":
             source["unreviewed"] = True
         new = entry.with_(body=body, description=description, type=kind, source=source,
-                          updated_at=_stamp(self.clock()),
-                          evidence=evidence.to_front_matter() if evidence else entry.evidence)
+                          updated_at=_stamp(self.clock()))
         path = self._save(new)
         if path != old_path:  # a type change moved the file (global user/ <-> global)
             with contextlib.suppress(FileNotFoundError):

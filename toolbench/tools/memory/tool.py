@@ -16,7 +16,8 @@ from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ...core.results import ToolOutput
 from ..base import BuiltinTool, ToolContext
-from .rules import FILTER_TYPES, MAX_ALIASES, TYPES
+from .evidence import MAX_ALIASES
+from .rules import FILTER_TYPES, TYPES
 from .store import MemoryStore, local_now
 
 READ_ACTIONS: Final = ("list", "read", "search")
