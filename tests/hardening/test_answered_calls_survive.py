@@ -221,7 +221,8 @@ def test_reopen_keeps_a_text_attachment(make_bench):
 def test_concurrent_calls_log_their_budget_in_order(make_bench):
     import threading
 
-    bench = make_bench(profile=Profile.default().edit(allow=["builtin:dice.roll"], max_calls_per_run=10_000))
+    profile = Profile.default().edit(allow=["builtin:dice.roll"], max_calls_per_run=10_000, max_rounds=10_000)
+    bench = make_bench(profile=profile)
     inv = bench.invocation("session")
 
     def roll():

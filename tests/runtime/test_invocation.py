@@ -226,7 +226,7 @@ call_names = st.sampled_from(["echo", "dice_roll", "echo ", "", "Echo", "mcp__x_
 
 
 def test_call_never_raises_for_any_wire_value(bench):
-    counter = with_echo(bench, max_calls_per_run=100_000)
+    counter = with_echo(bench, max_calls_per_run=100_000, max_rounds=100_000)
     inv = bench.invocation()
     made = 0
 
@@ -397,7 +397,7 @@ def test_a_thousand_concurrent_acalls_dispatch_exactly_the_budget(bench):
 
     tool_id = bench.register_tool("t", work)
     bench.enable(tool_id)
-    bench.profile = bench.profile.edit(max_calls_per_run=80)
+    bench.profile = bench.profile.edit(max_calls_per_run=80, max_rounds=10_000)
     inv = bench.invocation()
 
     async def storm():

@@ -124,11 +124,25 @@ def test_a_success_or_other_arguments_start_the_count_again(inv: Any) -> None:
     assert "in a row" not in inv.call("workspace_read_file", missing).content
 
 
-def test_a_replayed_call_id_does_not_count(inv: Any) -> None:
+def test_a_server_that_reuses_call_ids_across_rounds_still_counts(inv: Any) -> None:
+    """Local servers send `call_0` every round; only a replay of the same round and id would not count."""
     missing = {"path": "work/missing.md"}
-    inv.turn([("workspace_read_file", missing, "same")])
-    again = inv.turn([("workspace_read_file", missing, "same")])[0]  # a new round, the same id
-    assert "in a row" not in again.content
+    inv.turn([("workspace_read_file", missing, "call_0")])
+    again = inv.turn([("workspace_read_file", missing, "call_0")])[0]
+    assert "failed 2 times in a row" in again.content
+
+
+def test_the_runtime_s_own_refusals_get_no_loop_guidance(inv: Any) -> None:
+    contract = TurnContract(tools=["dice_roll"])
+    for _ in range(3):
+        refused = inv.call("workspace_list_files", {"path": "work"}, contract=contract)
+    assert refused.error_code == "model.tool_not_in_turn" and "in a row" not in refused.content
+
+
+def test_a_loose_name_that_was_refused_says_how_it_was_read_not_that_it_ran(inv: Any) -> None:
+    refused = inv.call("Dice_Roll", {"formula": "d6"}, contract=TurnContract(tools=["workspace_list_files"]))
+    assert refused.error_code == "model.tool_not_in_turn"
+    assert "it was read as `dice_roll`" in refused.content and "this ran" not in refused.content
 
 
 # --- maxRounds ----------------------------------------------------------------------------
@@ -145,3 +159,23 @@ def test_calls_past_the_profile_s_max_rounds_get_a_coded_result_and_charge_nothi
         assert inv.budget()["total"] == 77  # the refused round used no budget
         reopened = bench.open_invocation(inv.id)
         assert reopened.call("dice_roll", {"formula": "d6"}).error_code == "agent.max_tool_rounds_exceeded"
+
+
+def test_a_script_in_the_shell_is_held_to_the_round_s_tools(tmp_path: Path) -> None:
+    profile = Profile.default().edit(allow=[*TOOLS, "builtin:workspace.shell"])
+    with Workbench(tmp_path, profile) as bench:
+        inv = bench.invocation()
+        shell = inv.call("workspace_shell", {"command": "builtin.dice.roll '{\"formula\": \"2d6\"}'"},
+                         contract=TurnContract(tools=["workspace_shell"]))
+        nested = [r for r in inv.records if r.via is not None]
+        assert [r.result.error_code for r in nested] == ["model.tool_not_in_turn"]
+        assert "model.tool_not_in_turn" in shell.content
+        allowed = inv.call("workspace_shell", {"command": "builtin.dice.roll '{\"formula\": \"2d6\"}'"},
+                           contract=TurnContract(tools=["workspace_shell", "dice_roll"]))
+        assert "Rolled 2d6" in allowed.content
+
+
+def test_a_foreground_run_without_a_commit_tool_may_finish(tmp_path: Path) -> None:
+    profile = Profile.default().edit(allow=["builtin:workspace.write_file", "builtin:workspace.finish"])
+    with Workbench(tmp_path, profile) as bench:
+        assert not bench.invocation().call("workspace_finish", {}).is_error

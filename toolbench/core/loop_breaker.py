@@ -2,7 +2,9 @@
 
 A failure is keyed by what the model sent and what came back: the call name, the arguments and
 the error code. When the same key fails again under a new call id the count goes up (a replay
-of the same id does not count); any success, or a different failure, starts over. From the
+of the same round and id does not count); any success, or a different failure, starts over.
+Only what tools answer counts: the runtime's own refusals (budget, round limit, turn contract)
+have their own guidance. From the
 second failure in a row (`THRESHOLD`), the result says so and asks the model not to retry with
 the same arguments (reference: LiveAgent §2.1). The count lives as long as the invocation
 object (a reopened invocation starts at zero).
@@ -23,10 +25,11 @@ class LoopBreaker:
     def __init__(self) -> None:
         self._key: Key | None = None
         self._count = 0
-        self._last_call_id: str | None = None
+        self._last_call_id: tuple[int, str] | None = None
 
-    def note(self, key: Key | None, call_id: str) -> int:
-        """Record one answered call (`key` None: it succeeded); the failures of `key` in a row."""
+    def note(self, key: Key | None, call_id: tuple[int, str]) -> int:
+        """Record one answered call (`key` None: it succeeded) by (round, call id); the failures
+        of `key` in a row. Servers that reuse ids across rounds (`call_0`) still count."""
         if key is None:
             self._key, self._count, self._last_call_id = None, 0, None
             return 0

@@ -116,6 +116,13 @@ class Profile(Section):
     # What the load-time migration changed; not saved, not compared (an edit starts afresh).
     _migrations: tuple[ProfileMigration, ...] = PrivateAttr(default=())
 
+    def __eq__(self, other: object) -> bool:
+        # The fields only: the migration notes are not part of the value (pydantic's own
+        # equality compares private attributes too).
+        return type(other) is type(self) and self.__dict__ == other.__dict__
+
+    __hash__ = Section.__hash__
+
     @property
     def migrations(self) -> tuple[ProfileMigration, ...]:
         """The migration's notes when this profile was parsed from an older or upstream form

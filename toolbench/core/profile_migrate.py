@@ -95,6 +95,8 @@ def _from_upstream(doc: dict[str, Any], notes: list[ProfileMigration]) -> dict[s
         out["name"] = doc.pop("id")
     display = doc.pop("displayName", None)
     description = doc.pop("description", None) or display
+    if display is not None and description != display:
+        note("agent.profile_key_dropped", "displayName", "dropped: the profile has a description")
     if description is not None:
         out["description"] = description
     run: dict[str, Any] = {}
@@ -103,8 +105,14 @@ def _from_upstream(doc: dict[str, Any], notes: list[ProfileMigration]) -> dict[s
         run["max_rounds"] = tools.pop("maxRounds")
         note("agent.profile_key_renamed", "tools.maxRounds", "moved to run.max_rounds")
     if "mcpResultInlineCharLimit" in tools:
-        tools["externalResultInlineCharLimit"] = tools.pop("mcpResultInlineCharLimit")
-        note("agent.profile_key_renamed", "tools.mcpResultInlineCharLimit", "renamed to externalResultInlineCharLimit")
+        legacy = tools.pop("mcpResultInlineCharLimit")
+        if "externalResultInlineCharLimit" in tools:
+            note("agent.profile_key_dropped", "tools.mcpResultInlineCharLimit",
+                 "dropped: externalResultInlineCharLimit is given too, and wins")
+        else:
+            tools["externalResultInlineCharLimit"] = legacy
+            note("agent.profile_key_renamed", "tools.mcpResultInlineCharLimit",
+                 "renamed to externalResultInlineCharLimit")
     out["tools"] = _tool_names(tools, notes, prefix_bare=version < 3)
     upstream_run = dict(doc.pop("run", None) or {})
     if "presentation" in upstream_run:

@@ -78,8 +78,14 @@ class Turn:
         """The choice as `toolbench.protocols.encode_tool_choice` takes it."""
         return {"name": self.specific} if self.specific is not None else self.choice
 
-    def check(self, call_name: str) -> None:
-        """Raise the recoverable error a call of `call_name` gets in this round, if any."""
+    def check(self, call_name: str, *, nested: bool = False) -> None:
+        """Raise the recoverable error a call of `call_name` gets in this round, if any. A
+        `nested` call (a script's, through the shell bridge) is held to the round's tools only:
+        the choice was about the model's own call."""
+        if nested:
+            if call_name not in self.names:
+                raise ToolError("model.tool_not_in_turn", f"`{call_name}` is not offered in this round.")
+            return
         if self.choice == "none":
             raise ToolError("model.tool_choice_violation", "This round allows no tool calls (tool choice `none`); "
                             "answer without calling a tool.")

@@ -64,6 +64,7 @@ class _Step:
     binding: Binding
     arguments: ToolArguments
     started: float
+    turn: Turn | None = None  # the round's contract: nested calls (the shell bridge) keep its tools
 
 
 class Invocation:
@@ -365,7 +366,7 @@ class Invocation:
                                     "no more tool calls run. Give your final answer now.", {"maxRounds": limit})
             if turn is not None and binding is not None:  # the contract, before any budget is reserved
                 try:
-                    turn.check(binding.call_name)
+                    turn.check(binding.call_name, nested=nested_in() is not None)
                 except ToolError as exc:
                     return self._refuse(round_no, call_id, name, args, tool_id, started, exc.code, exc.message,
                                         exc.structured)
@@ -387,7 +388,7 @@ class Invocation:
         if not args.is_valid:
             return self._refuse(round_no, call_id, name, args, tool_id, started, "tool.invalid_arguments",
                                 invalid_arguments_message(args.raw))
-        return _Step(round_no, call_id, stem, name, binding, args, started)
+        return _Step(round_no, call_id, stem, name, binding, args, started, turn)
 
     def _run(self, step: _Step | ToolResult) -> ToolResult:
         if isinstance(step, ToolResult):
@@ -437,7 +438,8 @@ class Invocation:
         ctx = ToolContext(workspace=self._kernel.workspace, profile=self.profile, rng=self._rng(),
                           invocation_id=self.id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self.state, agents=self._kernel.agents,
-                          cancel=self._cancel, stop=self._stop, tools=self._nested_calls(step))
+                          cancel=self._cancel, stop=self._stop,
+                          tools=self._nested_calls(step) if source is self._kernel.builtins else None)
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)
         request = ApprovalRequest(self.id, step.round, step.call_id, step.call_name, tool_id, args)
@@ -450,7 +452,7 @@ class Invocation:
             return None
 
         def run(name: str, arguments: dict[str, Any], call_id: str) -> ToolResult:
-            return self._run(self._begin(step.round, name, arguments, call_id, last=True))
+            return self._run(self._begin(step.round, name, arguments, call_id, last=True, turn=step.turn))
 
         return NestedCalls(step.call_id, self.snapshot.bindings, self._call_names, run)
 
@@ -538,11 +540,12 @@ class Invocation:
                     raise
                 result, externalized = projected.result, True
         return self._record(step.round, step.call_id, step.call_name, step.arguments, result, step.started,
-                            externalized=externalized, stem=step.stem)
+                            externalized=externalized, stem=step.stem, ran=True)
 
     def _record(self, round_no: int, call_id: str, name: str, args: ToolArguments, result: ToolResult,
-                started: float, *, externalized: bool, stem: str | None = None, audit: bool = True) -> ToolResult:
-        result = self._annotate(name, args, result, call_id)
+                started: float, *, externalized: bool, stem: str | None = None, audit: bool = True,
+                ran: bool = False) -> ToolResult:
+        result = self._annotate(round_no, call_id, name, args, result, ran=ran)
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
                             arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
                             externalized=externalized, via=nested_in())
@@ -559,20 +562,24 @@ class Invocation:
             self._records.append(record)
         return result
 
-    def _annotate(self, name: str, args: ToolArguments, result: ToolResult, call_id: str) -> ToolResult:
-        """What the runtime adds to a result's text: which tool a loosely matched name ran
-        (LiveAgent's case-insensitive lookup), and the loop breaker's guidance."""
+    def _annotate(self, round_no: int, call_id: str, name: str, args: ToolArguments, result: ToolResult,
+                  *, ran: bool) -> ToolResult:
+        """What the runtime adds to a result's text: which tool a loosely matched name meant
+        (LiveAgent's case-insensitive lookup), and, for what a tool answered (`ran`; not the
+        runtime's own refusals, not the shell bridge's nested calls), the loop breaker's guidance."""
         note = ""
         binding = self.snapshot.binding_for(name)
         if binding is None and result.tool_id is not None:
             meant = self.snapshot.binding_loose(name)
             if meant is not None:
-                note = (f"\n\n(There is no tool named `{quote(name)}`; this ran `{meant.call_name}`. "
-                        "Use the exact name.)")
-        with self._lock:
-            key = (name, args.replay_text() if args.is_valid else args.raw, result.error_code or "") \
-                if result.is_error else None
-            failures = self._breaker.note(key, call_id)
+                did = "this ran" if ran else "it was read as"
+                note = f"\n\n(There is no tool named `{quote(name)}`; {did} `{meant.call_name}`. Use the exact name.)"
+        failures = 0
+        if ran and nested_in() is None:
+            with self._lock:
+                key = (name, args.replay_text() if args.is_valid else args.raw, result.error_code or "") \
+                    if result.is_error else None
+                failures = self._breaker.note(key, (round_no, call_id))
         if failures >= loop_breaker.THRESHOLD:
             note += loop_breaker.guidance(failures)
         if not note:

@@ -50,7 +50,7 @@ _TASK = {
     "type": "object",
     "properties": {
         "objective": {"type": "string", "minLength": 1,
-                      "description": f"What the agent must do, in full (at most {MAX_PACKET_FIELD} characters)."},
+                      "description": f"What the agent must do, in full (at most {MAX_PACKET_FIELD} bytes of UTF-8)."},
         "title": {"type": "string", "description": "A short name for the task."},
         "context": {"type": "object", "description": "Facts the agent needs (it sees nothing else of yours)."},
         "expectedOutput": {"type": "object", "description": "The shape of the answer you want back."},
@@ -122,7 +122,7 @@ HANDOFF = ToolDescriptor(
                 "properties": {
                     "objective": {"type": "string", "minLength": 1, "description": (
                         f"What the agent must finish. It, title, reason and contextSummary are at most "
-                        f"{MAX_PACKET_FIELD} characters each.")},
+                        f"{MAX_PACKET_FIELD} bytes of UTF-8 each.")},
                     "title": _STR, "reason": _STR, "contextSummary": _STR,
                     "workspaceRefs": _STRS, "mustPreserve": _STRS, "completionCriteria": _STRS,
                 },

@@ -34,7 +34,7 @@ from toolbench import Profile, Workbench
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 sys.setswitchinterval(1e-5)  # switch threads often: the races below need interleaving
 ALLOW, SCRATCH = json.loads(sys.argv[1]), Path(sys.argv[2])
-PROFILE = Profile.default().edit(allow=ALLOW, max_calls_per_run=100_000)
+PROFILE = Profile.default().edit(allow=ALLOW, max_calls_per_run=100_000, max_rounds=100_000)
 def bench_at(folder):
     return Workbench(SCRATCH / folder, profile=PROFILE)
 """

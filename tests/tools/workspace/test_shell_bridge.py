@@ -225,3 +225,10 @@ def test_a_nested_call_gets_no_port_so_nesting_stops_at_one_level(make_bench, mo
     inv.call("dice_roll", {"formula": "d6"})
     run(inv, """builtin.dice.roll '{"formula":"d6"}'""")
     assert ports[0] is not None and ports[1] is None
+
+
+def test_nan_and_infinity_are_not_json_to_the_bridge(make_bench) -> None:
+    inv = shell_bench(make_bench, "builtin:dice.roll").invocation()
+    shell = run(inv, """builtin.dice.roll '{"formula": NaN}'""")
+    assert exit_code(shell) == USAGE_EXIT
+    assert [r for r in inv.records if r.via is not None] == []  # no call was made

@@ -29,7 +29,7 @@ if not hasattr(ctypes.CDLL(None), "renameat2"):
     report("no renameat2")
     sys.exit(0)
 scratch = Path(sys.argv[2])
-profile = Profile.default().edit(allow=json.loads(sys.argv[1]), max_calls_per_run=100_000)
+profile = Profile.default().edit(allow=json.loads(sys.argv[1]), max_calls_per_run=100_000, max_rounds=100_000)
 bench = Workbench(scratch / "ws", profile=profile)
 work = bench.workspace / "work"
 outside = scratch / "outside"

@@ -174,7 +174,8 @@ def commit(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
 
 def finish(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     committed = ctx.state.output
-    if ctx.profile.run.finish_requires_commit and commits_of(committed) == 0:
+    can_commit = ctx.call_name_of("builtin:workspace.commit") is not None  # else the rule could never be met
+    if ctx.profile.run.finish_requires_commit and can_commit and commits_of(committed) == 0:
         raise ToolError("agent.foreground_commit_required",
                         "Foreground runs must call workspace.commit successfully before workspace.finish: write "
                         f"your answer (default `{DEFAULT_PATH}`), commit it, then finish.")

@@ -125,7 +125,7 @@ def _output(command: str, result: ToolResult) -> CommandResult:
 def _json_object(command: str, text: str | None) -> dict[str, Any] | CommandResult:
     """The one JSON object argument (absent: `{}` for mcp.invoke only), or the usage error."""
     try:
-        value = json.loads(text) if text is not None else None
+        value = json.loads(text, parse_constant=_no_constant) if text is not None else None
     except (ValueError, RecursionError) as exc:
         return _usage(f"{command}: invalid JSON arguments: {exc}")
     if not isinstance(value, dict):
@@ -241,3 +241,7 @@ class _McpCommand:
         available = ", ".join(server.tools) or "(none)"
         return CommandResult(stderr=f"{server.name} is missing {len(missing)} of {len(tools)} tools: "
                              f"{', '.join(missing)}\navailable: {available}\n", exit_code=FAILED_EXIT)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # json.loads takes NaN and Infinity otherwise
