@@ -59,7 +59,7 @@ def run(smoke: bool) -> c.Report:
     repeats = 3 if smoke else 5
     report = c.Report("edit", "apply_patch per file size and match strategy", smoke)
     profile = Profile.default().edit(allow=["builtin:workspace.write_file", "builtin:workspace.apply_patch"],
-                                     max_calls_per_run=1_000_000)
+                                     max_calls_per_run=1_000_000, max_rounds=1_000_000)
     medians: dict[tuple[str, int], float] = {}
     with Workbench(None, profile) as bench:
         inv = bench.invocation()

@@ -61,7 +61,8 @@ def run(smoke: bool) -> c.Report:
     notes = 300 if smoke else 10_000
     repeats = 5 if smoke else 21
     profile = Profile.default().edit(allow=["builtin:memory.manage", "builtin:memory.query"],
-                                     max_calls_per_run=1_000_000, memory={"quota_per_scope": notes + 10})
+                                     max_calls_per_run=1_000_000, max_rounds=1_000_000,
+                                     memory={"quota_per_scope": notes + 10})
     with Workbench(None, profile) as bench:
         _write_store(Layout.of(bench.workspace, profile.memory), notes)
         inv = bench.invocation()

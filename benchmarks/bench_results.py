@@ -26,7 +26,7 @@ def run(smoke: bool) -> c.Report:
     def big() -> str:
         return payload
 
-    profile = Profile.default().edit(max_calls_per_run=1_000_000)
+    profile = Profile.default().edit(max_calls_per_run=1_000_000, max_rounds=1_000_000)
     with Workbench(None, profile) as bench:
         bench.enable(bench.register_tool("bench", big))
         inv = bench.invocation()

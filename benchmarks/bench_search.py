@@ -82,7 +82,8 @@ def run(smoke: bool) -> c.Report:
     root = make_tree(files, size)
     grep = shutil.which("grep")
     report.note(f"tree: {files} files, {c.fmt_bytes(size)}; grep: {grep}")
-    profile = Profile.default().edit(allow=["builtin:workspace.search_files"], max_calls_per_run=100_000)
+    profile = Profile.default().edit(allow=["builtin:workspace.search_files"], max_calls_per_run=100_000,
+                                     max_rounds=100_000)
     repeats = 3 if smoke else 5
     worst_plain = worst_regex = 0.0
     with Workbench(root, profile) as bench:

@@ -23,7 +23,8 @@ def run(smoke: bool) -> c.Report:
 
     report = c.Report("shell", "workspace.shell against raw bashkit and subprocess bash", smoke)
     repeats, inner = (5, 3) if smoke else (21, 10)
-    profile = Profile.default().edit(allow=["builtin:workspace.shell"], max_calls_per_run=1_000_000)
+    profile = Profile.default().edit(allow=["builtin:workspace.shell"], max_calls_per_run=1_000_000,
+                                     max_rounds=1_000_000)
     reused, reset = bashkit.Bash(), bashkit.Bash()
 
     def reset_then_run() -> None:

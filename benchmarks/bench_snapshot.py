@@ -25,7 +25,7 @@ def run(smoke: bool) -> c.Report:
                             description=f"Tool number {i}: looks things up in source {i % 20}.", input_schema=schema)
              for i in range(count)]
     catalog = {d.id: d for d in tools}
-    profile = Profile.default().edit(allow=[str(d.id) for d in tools], max_calls_per_run=1_000)
+    profile = Profile.default().edit(allow=[str(d.id) for d in tools], max_calls_per_run=1_000, max_rounds=1_000)
     counter = iter(range(10**9))
 
     def prepared() -> object:

@@ -52,7 +52,7 @@ class Servers:
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     node_bin = ensure_node_servers()
     base = tmp_path_factory.mktemp("real-servers")
-    profile = Profile.default().edit(max_calls_per_run=1000)
+    profile = Profile.default().edit(max_calls_per_run=1000, max_rounds=1000)
     # The files are in the workspace, where a bench's roots (what the filesystem server may
     # use, once told) lead; the raw clients declare the same roots.
     roots = workspace_roots(base / "ws", profile.workspace.visible_roots)

@@ -76,7 +76,7 @@ def test_the_text_is_upstreams(formula, rolls, text):
 
 
 def test_totals_are_always_in_range(bench):
-    bench.profile = bench.profile.edit(max_calls_per_run=100_000)
+    bench.profile = bench.profile.edit(max_calls_per_run=100_000, max_rounds=100_000)
     inv = bench.invocation()
 
     @settings(max_examples=40)

@@ -19,7 +19,8 @@ _CHILD = """
 import os, pathlib, sys
 from toolbench import Profile, Workbench
 ALLOW = ["builtin:workspace.glob", "builtin:workspace.search_files", "builtin:workspace.list_files"]
-bench = Workbench(pathlib.Path(sys.argv[1]), profile=Profile.default().edit(allow=ALLOW, max_calls_per_run=1000))
+bench = Workbench(pathlib.Path(sys.argv[1]), profile=Profile.default().edit(
+    allow=ALLOW, max_calls_per_run=1000, max_rounds=1000))
 inv = bench.invocation("chat")
 ws = bench.workspace
 work = ws / "work"

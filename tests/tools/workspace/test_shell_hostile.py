@@ -34,7 +34,7 @@ import os, sys, threading, time
 from pathlib import Path
 from toolbench import Profile, Workbench
 SCRATCH = Path(sys.argv[1])
-PROFILE = Profile.default().edit(allow=["builtin:workspace.shell"], max_calls_per_run=100_000,
+PROFILE = Profile.default().edit(allow=["builtin:workspace.shell"], max_calls_per_run=100_000, max_rounds=100_000,
                                  shell={{"timeout_seconds": TIMEOUT}})
 bench = Workbench(SCRATCH / "ws", profile=PROFILE)
 inv = bench.invocation("chat")
