@@ -1,0 +1,158 @@
+"""`skills.manage`: the cases are LiveAgent's own (`services/skills/tests.rs`: install with
+backup, archive install, zip slip, validate-and-package round trip, delete, failed overwrite
+keeps the old skill, staging drained, hidden folders skipped by list)."""
+
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from toolbench import Profile, Workbench
+
+
+def _skill(root: Path, name: str, description: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n")
+    return folder
+
+
+@pytest.fixture
+def ws(tmp_path):
+    with Workbench(workspace=tmp_path / "ws", profile=Profile.default().edit(allow=["builtin:skills.manage"])) as b:
+        inv = b.invocation()
+        yield b.workspace, lambda **a: inv.call("skills_manage", a)
+
+
+def test_install_with_backup_keeps_the_old_copy(ws):
+    root, call = ws
+    _skill(root / "work/a", "sample-skill", "Old")
+    _skill(root / "work/b", "sample-skill", "New")
+    first = call(action="install", source="work/a/sample-skill", conflict="fail")
+    assert not first.is_error and first.structured["installed"][0]["backup"] is None
+    second = call(action="install", source="work/b/sample-skill")
+    assert not second.is_error and second.structured["installed"][0]["backup"]
+    assert "New" in (root / "skills/sample-skill/SKILL.md").read_text()
+    assert any((root / "skills/.backups").iterdir())
+    assert list((root / "skills/.staging").iterdir()) == []
+    assert call(action="install", source="work/a/sample-skill", conflict="fail").error_code == "skills.exists"
+
+
+def test_install_from_a_skill_archive(ws):
+    root, call = ws
+    buf = root / "work/archive-skill.skill"
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive-skill/SKILL.md", "---\nname: archive-skill\ndescription: Archive install\n---\n\n# A\n")
+    res = call(action="install", source="work/archive-skill.skill", conflict="fail")
+    assert not res.is_error, res.content
+    assert (root / "skills/archive-skill/SKILL.md").is_file()
+    assert [s["name"] for s in call(action="list").structured["skills"]] == ["archive-skill"]
+
+
+@pytest.mark.parametrize("entry", ["../evil.txt", "/abs.txt", "a/../../evil.txt"])
+def test_archive_escapes_are_refused(ws, entry):
+    root, call = ws
+    with zipfile.ZipFile(root / "work/bad.zip", "w") as zf:
+        zf.writestr(entry, "bad")
+    assert call(action="install", source="work/bad.zip").error_code == "skills.archive_unsafe"
+    assert not (root / "evil.txt").exists() and not (root / "skills/evil.txt").exists()
+
+
+def test_archive_links_and_bombs_are_refused(ws):
+    root, call = ws
+    link = zipfile.ZipInfo("s/link")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    with zipfile.ZipFile(root / "work/link.zip", "w") as zf:
+        zf.writestr(link, "/etc/passwd")
+    assert call(action="install", source="work/link.zip").error_code == "skills.archive_unsafe"
+    with zipfile.ZipFile(root / "work/bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("s/SKILL.md", b"\0" * (51 * 1024 * 1024))
+    assert call(action="install", source="work/bomb.zip").error_code == "skills.archive_too_large"
+    (root / "work/junk.zip").write_bytes(b"not a zip")
+    assert call(action="install", source="work/junk.zip").error_code == "skills.archive_invalid"
+
+
+def test_failed_overwrite_leaves_the_live_skill(ws):
+    root, call = ws
+    _skill(root / "work/good", "stable-skill", "Stable")
+    assert not call(action="install", source="work/good/stable-skill").is_error
+    _skill(root / "work/bad", "different-name", "Bad")
+    res = call(action="install", source="work/bad/different-name", name="stable-skill", conflict="overwrite")
+    assert res.error_code == "skills.invalid"
+    assert "Stable" in (root / "skills/stable-skill/SKILL.md").read_text()
+
+
+def test_validate_and_package_round_trip(ws):
+    root, call = ws
+    _skill(root / "skills", "package-skill", "Package test")
+    assert call(action="validate", name="package-skill").structured["ok"] is True
+    res = call(action="package", name="package-skill")
+    assert not res.is_error
+    assert zipfile.ZipFile(io.BytesIO(Path(res.structured["archive"]).read_bytes())).namelist() == [
+        "package-skill/SKILL.md"]
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("---\nname: m-skill\ndescription: x\nmetadata:\n  short-description: nested\n---\n", True),
+    ("---\nname: m-skill\ndescription: \u591a\u8bed\u8a00\n---\n# \u591a\n", True),
+    ("---\nname: m-skill\ndescription: x\nextra: 1\n---\n", False),
+    ("---\nname: m-skill\ndescription: a <b>\n---\n", False),
+    ("---\nname: other\ndescription: x\n---\n", False),
+    ("---\nname: m-skill\n---\n", False),
+    ("no front matter", False),
+])
+def test_validate_follows_upstream_rules(ws, text, ok):
+    root, call = ws
+    (root / "skills/m-skill").mkdir(parents=True)
+    (root / "skills/m-skill/SKILL.md").write_text(text)
+    assert call(action="validate", name="m-skill").structured["ok"] is ok
+
+
+def test_validate_flags_scripts_without_shebang_and_forbidden_docs(ws):
+    root, call = ws
+    folder = _skill(root / "skills", "s-skill", "x")
+    (folder / "run.sh").write_text("echo hi\n")
+    (folder / "README.md").write_text("docs\n")
+    assert len(call(action="validate", name="s-skill").structured["errors"]) == 2
+
+
+@pytest.mark.parametrize("name", ["Upper", "a--b", "-a", "con", "a" * 65, "a_b"])
+def test_bad_names_are_refused(ws, name):
+    _, call = ws
+    assert call(action="delete", name=name).error_code == "skills.name_invalid"
+
+
+def test_create_then_read_and_delete(ws):
+    _, call = ws
+    res = call(action="create", name="Multilingual Create Skill", description="\u521b\u5efa",
+               body="# \u4e2d\u6587 Skill", files=[{"path": "refs/a.md", "content": "hi"}])
+    assert not res.is_error, res.content
+    assert res.structured["name"] == "multilingual-create-skill"
+    assert "\u4e2d\u6587" in call(action="read", path="skill://multilingual-create-skill").content
+    assert call(action="read", path="skill:multilingual-create-skill/refs/a.md").content == "hi"
+    assert call(action="create", name="multilingual-create-skill", description="x").error_code == "skills.exists"
+    assert call(action="create", name="x-skill", description="x",
+                files=[{"path": "../e", "content": ""}]).error_code == "skills.path_invalid"
+    assert not call(action="delete", name="multilingual-create-skill").is_error
+    assert call(action="delete", name="multilingual-create-skill").error_code == "skills.not_found"
+
+
+def test_list_skips_hidden_folders_and_unsupported_sources_are_coded(ws):
+    root, call = ws
+    _skill(root / "skills", "active-skill", "Active")
+    _skill(root / "skills/.backups", "backup-skill", "Backup")
+    assert [s["name"] for s in call(action="list").structured["skills"]] == ["active-skill"]
+    assert call(action="install", source="https://x/y.zip").error_code == "skills.source_unsupported"
+    assert call(action="clawhub_search").error_code == "skills.action_unsupported"
+
+
+def test_other_tools_still_see_skills_read_only(tmp_path):
+    profile = Profile.default().edit(allow=["builtin:workspace.write_file"])
+    with Workbench(workspace=tmp_path / "ws", profile=profile) as b:
+        _skill(b.workspace / "skills", "ro-skill", "x")
+        res = b.invocation().call("workspace_write_file", {"path": "skills/ro-skill/x.md", "content": "x"})
+        assert res.error_code == "workspace.path_not_writable"
