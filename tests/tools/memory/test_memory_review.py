@@ -184,3 +184,10 @@ def test_hostile_history_queries_are_plain_text(inv, mem, query):
     inv.state.chat = chat(("user", "a" * 5000 + "["))
     r = mem("search", query=query, include_history=True)
     assert not r.is_error and isinstance(r.structured["historyMatches"], list)
+
+
+def test_reading_a_missing_daily_suggests_a_history_search(mem):
+    """upstream read_missing_daily_suggests_time_filtered_history_search (no time filters here)."""
+    r = mem("read", slug="daily-2026-03-09", scope="global")
+    assert r.error_code == "memory.slug_not_found"
+    assert r.structured["suggested_next_call"] == {"action": "search", "query": "2026-03-09", "include_history": True}

@@ -285,9 +285,12 @@ class MemoryStore:
         if not rows:
             candidates = difflib.get_close_matches(slug, self.index.slugs(), n=5, cutoff=0.5)
             hint = f" Did you mean: {', '.join(candidates)}?" if candidates else ""
+            day = daily_date_of(slug)
+            # A missing journal day is looked for in the chat instead (upstream suggests a history search).
+            suggested = {"action": "search", "query": day.isoformat(), "include_history": True} if day else \
+                {"action": "search", "query": slug.replace("-", " ")}
             raise ToolError("memory.slug_not_found", f"No memory `{slug}` in {scope} scope.{hint} Search first.",
-                            structured={"suggested_next_call": {"action": "search", "query": slug.replace("-", " ")},
-                                        "candidates": candidates})
+                            structured={"suggested_next_call": suggested, "candidates": candidates})
         if len(rows) > 1:
             if not prefer_project:
                 raise ToolError("memory.scope_ambiguous",
