@@ -186,6 +186,7 @@ CODES: dict[str, str] = {
     "memory.action_not_allowed": "the action does not apply to this entry (accept on a daily journal)",
     "memory.read_only": "a mutation in read-only mode (memory.query, sub-agents) or on an archived daily",
     "memory.line_out_of_range": "read's offset is past the end of the memory's body",
+    "memory.actor_invalid": "a developer passed MemoryStore an actor other than tool, extractor or user",
     # todo.write
     "todo.too_many_in_progress": "more than one todo item is in_progress",
     # cron tasks

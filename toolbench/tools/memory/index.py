@@ -267,6 +267,18 @@ class MemoryIndex:
             return int(self.db.execute(f"SELECT count(*) FROM memory_meta m WHERE {clause} AND m.type != 'daily'",
                                        params).fetchone()[0])
 
+    def review_stats(self, scope: str) -> tuple[int, list[str]]:
+        """(archived entries, `created_at` of each unreviewed non-daily entry) of a scope, for the
+        quota summary; stamps are returned whole because their UTC offsets may differ."""
+        clause, params = self._scope_clause(scope)
+        with self.lock:
+            archived = self.db.execute(f"SELECT count(*) FROM memory_meta m WHERE {clause} AND m.archived = 1",
+                                       params).fetchone()[0]
+            stamps = [r[0] for r in self.db.execute(
+                f"SELECT m.created_at FROM memory_meta m WHERE {clause} AND m.type != 'daily' "
+                "AND m.unreviewed = 1", params)]
+        return int(archived), stamps
+
     def fts(self, table: str, term: str, scope: str, types: Iterable[str]) -> list[sqlite3.Row]:
         """Up to 32 phrase matches of `term` in one FTS table, best bm25 first."""
         clause, params = self._filters(scope, types)

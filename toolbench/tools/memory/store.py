@@ -26,6 +26,9 @@ from .rules import FILTER_TYPES, SCOPES, TYPES, check_risk, daily_date_of, local
 from .search import search_index
 
 Clock = Callable[[], datetime]
+# Who makes a change (upstream's actors): the chat tool's writes are reviewed, the extractor's
+# are not until accepted, and a user-directed change reviews what it touches.
+ACTORS: Final = ("tool", "extractor", "user")
 LIST_DEFAULT_LIMIT: Final = 200
 READ_MAX_LINES: Final = 500
 
@@ -77,6 +80,24 @@ class MemoryStore:
         return {**_summary(entry), "body": "\n".join(window), "offset": offset,
                 "lines": {"from": offset if window else 0, "to": offset - 1 + len(window), "total": len(lines)}}
 
+    def quota_summary(self) -> dict[str, Any]:
+        """Per scope (global, then this workspace's project): `used` (non-daily entries; dailies are
+        outside the quota), `limit`, `headroom`, `archivedCount`, `unreviewedCount` and
+        `oldestUnreviewedAgeDays` (None when nothing waits for review). Upstream's
+        quota_summary, which its organizer reads; here `list` reports it too."""
+        now = self.clock()
+        scopes = []
+        for scope in SCOPES:
+            used = self.index.count(scope)
+            archived, stamps = self.index.review_stats(scope)
+            ages = [max(0.0, (now - datetime.fromisoformat(s)).total_seconds() / 86400) for s in stamps]
+            scopes.append({"scope": scope, "workdirHash": self.index.workdir_hash if scope == "project" else "",
+                           "used": used, "limit": self.settings.quota_per_scope,
+                           "headroom": max(0, self.settings.quota_per_scope - used), "archivedCount": archived,
+                           "unreviewedCount": len(stamps),
+                           "oldestUnreviewedAgeDays": round(max(ages), 3) if ages else None})
+        return {"scopes": scopes}
+
     def search(self, query: str, *, scope: str = "auto", filter_type: str | None = None,
                include_daily: bool = True, limit: int = 8) -> dict[str, Any]:
         if not query.strip():
@@ -85,7 +106,9 @@ class MemoryStore:
                             limit=max(1, min(limit, 32)), now=self.clock(), today=self.today())
 
     # writing ------------------------------------------------------------------------------
-    def write(self, args: dict[str, Any]) -> dict[str, Any]:
+    def write(self, args: dict[str, Any], *, actor: str = "tool") -> dict[str, Any]:
+        """Create a memory; `actor="extractor"` (a silent-extraction write) stores it unreviewed."""
+        _check_actor(actor)
         slug = normalize_slug(_required(args, "slug"))
         scope = _stored_scope(args.get("scope"), "write")
         kind = args.get("type")
@@ -112,17 +135,22 @@ class MemoryStore:
                             structured={"used": used, "limit": self.settings.quota_per_scope})
         stamp = _stamp(self.clock())
         entry = Entry(slug=slug, scope=scope, type=kind, description=description, body=body, created_at=stamp,
-                      updated_at=stamp, source=self._source("tool", risk, unreviewed=risk == "low"))
+                      updated_at=stamp,
+                      source=self._source(actor, risk, unreviewed=risk == "low" or actor == "extractor"))
         path = self._save(entry)
-        self._after(entry, "write", "tool", path)
+        self._after(entry, "write", actor, path)
         return self._mutation("created", entry, evidence=evidence, risk=risk)
 
-    def update(self, args: dict[str, Any]) -> dict[str, Any]:
+    def update(self, args: dict[str, Any], *, actor: str = "tool") -> dict[str, Any]:
+        """Change a memory (or append to a daily journal). The review flag follows the actor:
+        the extractor sets it (unless it only touched evidence), a user clears it, the chat
+        tool leaves it; the extractor's mode defaults to merge, the tool's to replace."""
+        _check_actor(actor)
         slug = normalize_slug(_required(args, "slug"))
         day = daily_date_of(slug)
         if day is not None:
-            return self._append_daily(slug, day, args)
-        mode = args.get("mode") or "replace"
+            return self._append_daily(slug, day, args, actor)
+        mode = args.get("mode") or ("merge" if actor == "extractor" else "replace")
         if mode == "append":
             raise ToolError("memory.mode_invalid", "Mode `append` is only for daily journals (`daily-YYYY-MM-DD`); "
                             "use `replace` or `merge`.")
@@ -151,6 +179,12 @@ class MemoryStore:
         self._check_size(body, daily=False)
         risk = check_risk(body, description)
         source = dict(entry.source) | {"risk_flag": risk if risk == "low" else entry.risk_flag}
+        if actor == "extractor" and args.get("body") is not None:
+            source["unreviewed"] = True
+        elif actor == "user":
+            source["unreviewed"] = False
+        if actor != "tool":
+            source["trigger"] = actor
         if risk == "low":
             source["unreviewed"] = True
         new = entry.with_(body=body, description=description, type=kind, source=source,
@@ -159,7 +193,7 @@ class MemoryStore:
         if path != old_path:  # a type change moved the file (global user/ <-> global)
             with contextlib.suppress(FileNotFoundError):
                 old_path.unlink()
-        self._after(new, "update", "tool", path, {"mode": mode, "fields": changes})
+        self._after(new, "update", actor, path, {"mode": mode, "fields": changes})
         return self._mutation("updated", new, evidence=evidence, risk=risk, mode=mode)
 
     def delete(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +226,7 @@ class MemoryStore:
         return {"status": "accepted", **_summary(new), "indexUpdated": True}
 
     # daily journals -----------------------------------------------------------------------
-    def _append_daily(self, slug: str, day: date, args: dict[str, Any]) -> dict[str, Any]:
+    def _append_daily(self, slug: str, day: date, args: dict[str, Any], actor: str) -> dict[str, Any]:
         if (args.get("mode") or "replace") != "append":
             raise ToolError("memory.mode_invalid", f"`{slug}` is a daily journal: update it with mode `append`.",
                             structured={"suggested_next_call": {"action": "update", "slug": slug, "mode": "append"}})
@@ -218,11 +252,11 @@ class MemoryStore:
             warnings.append("The line matches a risky-instruction pattern (risk_flag=low).")
         if apply_evidence(args) is not None:
             warnings.append("Evidence fields were ignored: daily journals carry no evidence.")
-        source = {"conversationId": self.conversation, "appendedAt": stamp, "trigger": "tool", "model": None}
+        source = {"conversationId": self.conversation, "appendedAt": stamp, "trigger": actor, "model": None}
         new = old.with_(body=body, updated_at=stamp, append_count=old.append_count + 1,
                         sources=(*old.sources, source))
         self._save(new)
-        self._after(new, "update", "tool", self.layout.path_for(new), {"mode": "append"}, refresh=False)
+        self._after(new, "update", actor, self.layout.path_for(new), {"mode": "append"}, refresh=False)
         return {"status": "created" if old.append_count == 0 and not old.body else "updated", **_summary(new),
                 "appendCount": new.append_count, "mode": "append", "indexUpdated": True, "warnings": warnings}
 
@@ -251,9 +285,12 @@ class MemoryStore:
         if not rows:
             candidates = difflib.get_close_matches(slug, self.index.slugs(), n=5, cutoff=0.5)
             hint = f" Did you mean: {', '.join(candidates)}?" if candidates else ""
+            day = daily_date_of(slug)
+            # A missing journal day is looked for in the chat instead (upstream suggests a history search).
+            suggested = {"action": "search", "query": day.isoformat(), "include_history": True} if day else \
+                {"action": "search", "query": slug.replace("-", " ")}
             raise ToolError("memory.slug_not_found", f"No memory `{slug}` in {scope} scope.{hint} Search first.",
-                            structured={"suggested_next_call": {"action": "search", "query": slug.replace("-", " ")},
-                                        "candidates": candidates})
+                            structured={"suggested_next_call": suggested, "candidates": candidates})
         if len(rows) > 1:
             if not prefer_project:
                 raise ToolError("memory.scope_ambiguous",
@@ -323,6 +360,11 @@ def _required(args: dict[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ToolError("tool.invalid_arguments", f"`{key}` is required for `{args.get('action', 'this')}`.")
     return value
+
+
+def _check_actor(actor: str) -> None:
+    if actor not in ACTORS:  # a developer's mistake, not the model's
+        raise ToolbenchError("memory.actor_invalid", f"actor must be one of {', '.join(ACTORS)}, not {actor!r}")
 
 
 def _stored_scope(scope: Any, action: str) -> str:
