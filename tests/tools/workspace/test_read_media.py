@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.deadline import run_with_deadline
 from toolbench import Profile, Workbench
 from toolbench.tools.workspace.media import MAX_IMAGE_BYTES, HeaderError, image_info
 
@@ -211,3 +212,22 @@ def test_pdf_refusals_are_coded(call) -> None:
     assert "shown anyway" in call.ok("read_file", {"path": "work/open.pdf"}).content
     (ws / "broken.pdf").write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 4)
     call.err("read_file", {"path": "work/broken.pdf"}, "workspace.pdf_unreadable")
+    (ws / "cyclic.pdf").write_bytes(pdf("hi").replace(b"/Kids [3 0 R]", b"/Kids [3 0 R 2 0 R]"))
+    call.err("read_file", {"path": "work/cyclic.pdf"}, "workspace.pdf_unreadable")
+
+
+def test_import_toolbench_does_not_import_pypdf_and_pypdf_warnings_stay_off_stderr(tmp_path: Path) -> None:
+    broken = pdf("hi").replace(b"startxref\n", b"startxref\n9")  # a wrong offset: pypdf repairs it, and warns
+    (tmp_path / "b.pdf").write_bytes(broken)
+    out = run_with_deadline("""
+        import io, sys, contextlib, pathlib
+        import toolbench
+        from toolbench import Profile, Workbench
+        before = "pypdf" in sys.modules
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), Workbench(pathlib.Path(sys.argv[1]) / "ws", Profile.default()) as b:
+            (b.workspace / "work" / "b.pdf").write_bytes((pathlib.Path(sys.argv[1]) / "b.pdf").read_bytes())
+            r = b.invocation().call("workspace_read_file", {"path": "work/b.pdf"})
+        report([before, r.is_error, "hi" in r.content, err.getvalue()])
+    """, args=(str(tmp_path),))
+    assert out == [False, False, True, ""]

@@ -13,11 +13,16 @@ user password, as many "protected" ones are, is opened), `workspace.pdf_no_text`
 the window has extractable text: scanned or image-only pages), `workspace.pdf_unreadable`
 (pypdf cannot parse it), `workspace.page_out_of_range` (page_start past the last page).
 pypdf is imported on the first PDF read, so `import toolbench` does not pay for it.
+
+Bounded time: the deadline is checked between pages; within a page, pypdf's own limits end a
+hostile content stream (a zlib bomb reaches its token limit after a few seconds and becomes
+`workspace.pdf_unreadable`), and cyclic page trees are refused by pypdf.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import ToolError
@@ -113,6 +118,12 @@ def _open(display: str, data: bytes) -> PdfReader:
     from pypdf import PdfReader
     from pypdf.errors import DependencyError
 
+    pypdf_log = logging.getLogger("pypdf")
+    if not pypdf_log.handlers:
+        # pypdf logs every repaired flaw as a warning; with no handler, Python's last-resort
+        # handler would print them into the notebook. A NullHandler keeps them off stderr and
+        # still lets them reach handlers the user configured on the root logger.
+        pypdf_log.addHandler(logging.NullHandler())
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
