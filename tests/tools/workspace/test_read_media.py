@@ -15,6 +15,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.deadline import run_with_deadline
 from toolbench import Profile, Workbench
@@ -231,3 +233,15 @@ def test_import_toolbench_does_not_import_pypdf_and_pypdf_warnings_stay_off_stde
         report([before, r.is_error, "hi" in r.content, err.getvalue()])
     """, args=(str(tmp_path),))
     assert out == [False, False, True, ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(fmt=st.sampled_from(["PNG", "JPEG", "GIF", "WebP"]), tail=st.binary(max_size=64))
+def test_any_bytes_after_a_magic_number_give_a_size_or_a_header_error(fmt: str, tail: bytes) -> None:
+    magic = {"PNG": b"\x89PNG\r\n\x1a\n", "JPEG": b"\xff\xd8\xff", "GIF": b"GIF89a",
+             "WebP": b"RIFF\x00\x00\x00\x00WEBP"}
+    try:
+        info = image_info(magic[fmt] + tail, fmt)
+    except HeaderError:  # never an IndexError or struct.error: every read is length-checked
+        return
+    assert info.format == fmt and info.width > 0 and info.height > 0

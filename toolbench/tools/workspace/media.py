@@ -147,7 +147,7 @@ def image_info(data: bytes, expected: str) -> ImageInfo:
     """The format and pixel size of `data`, which its name says is an `expected` image.
 
     Raises LookupError holding the format the bytes are instead (None when unknown), or
-    HeaderError (or struct.error) when the header is broken or cut short."""
+    HeaderError when the header is broken or cut short (every read is length-checked)."""
     found = sniff(data)
     if found != expected:
         raise LookupError(found)
@@ -181,7 +181,7 @@ def read_image(ws: Workspace, path: object, fmt: str, mime: str) -> ToolOutput:
         info = image_info(data, fmt)
     except LookupError as exc:
         raise mismatch(display, fmt, exc.args[0]) from None
-    except (HeaderError, struct.error) as exc:
+    except HeaderError as exc:
         raise ToolError("workspace.media_unreadable",
                         f"`{display}` starts like a {fmt} image, but its header is broken or cut short ({exc}); "
                         "no size could be read, so it is not sent.", structured={"path": display}) from None
