@@ -160,6 +160,8 @@ def test_line_arguments_on_an_image_and_page_arguments_on_text_are_refused(call)
     (ws / "d.pdf").write_bytes(pdf("a"))
     call.err("read_file", {"path": "work/p.png", "start_line": 2}, "tool.invalid_arguments")
     call.err("read_file", {"path": "work/p.png", "page_start": 1}, "tool.invalid_arguments")
+    r = call.err("read_file", {"path": "work/p.png", "char_offset": 3}, "tool.invalid_arguments")
+    assert r.structured["arguments"] == ["char_offset"]  # refused for the image, before the text rule
     call.err("read_file", {"path": "work/t.txt", "page_limit": 1}, "tool.invalid_arguments")
     call.err("read_file", {"path": "work/d.pdf", "line_count": 1}, "tool.invalid_arguments")
     assert call.ok("read_file", {"path": "work/t.txt"}).content.endswith("     1\tone\n[end of file]")

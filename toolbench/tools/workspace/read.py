@@ -30,8 +30,9 @@ read state alone: the edit tools only take text files.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from ...core.arguments import quote
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
@@ -84,12 +85,12 @@ DESCRIPTOR = ToolDescriptor(
 
 
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    media = _media(args)  # first: a line argument on an image or a PDF is refused as such
     if "char_offset" in args and "start_line" not in args:
         raise ToolError("tool.invalid_arguments",
                         "`char_offset` counts within the line `start_line` names; add `start_line` (the line the "
                         "earlier result gave).")
     ws = Workspace.of(ctx)
-    media = _media(args)
     if media == "pdf":
         return read_pdf(ctx, ws, args["path"], _whole(args, "page_start", 1), _whole(args, "page_limit", 0) or None)
     if media is not None:
@@ -174,22 +175,22 @@ _LINE_ARGS: Final = ("start_line", "line_count", "char_offset")
 _PAGE_ARGS: Final = ("page_start", "page_limit")
 
 
-def _media(args: dict[str, Any]) -> tuple[str, str] | str | None:
+def _media(args: dict[str, Any]) -> Literal["pdf"] | tuple[str, str] | None:
     """"pdf", an image's (format, MIME type), or None for text, by the path's extension; refuses
-    arguments that do not apply to that kind of file."""
+    (tool.invalid_arguments) arguments that do not apply to that kind of file."""
     path = args["path"]
     name = path if isinstance(path, str) else ""
     image = image_kind(name)
-    kind = "pdf" if name.lower().endswith(".pdf") else "an image" if image else None
-    refused = _LINE_ARGS if kind == "pdf" else _LINE_ARGS + _PAGE_ARGS if kind else _PAGE_ARGS
+    pdf = name.lower().endswith(".pdf")
+    refused, what = ((_LINE_ARGS, "a PDF; choose its pages with `page_start` and `page_limit`") if pdf
+                     else (_LINE_ARGS + _PAGE_ARGS, "an image; it is read whole") if image
+                     else (_PAGE_ARGS, "not a PDF"))
     wrong = [k for k in refused if k in args]
     if wrong:
-        what = f"`{name}` is {'a PDF' if kind == 'pdf' else kind}" if kind else f"`{name}` is not a PDF"
-        use = {"pdf": "; choose its pages with `page_start` and `page_limit`", "an image": "; it is read whole"}
         raise ToolError("tool.invalid_arguments",
-                        f"{', '.join(f'`{k}`' for k in wrong)} cannot be used here: {what}"
-                        f"{use.get(kind or '', '')}.", structured={"path": name, "arguments": wrong})
-    return "pdf" if kind == "pdf" else image
+                        f"{', '.join(f'`{k}`' for k in wrong)} cannot be used here: `{quote(name)}` is {what}.",
+                        structured={"path": quote(name), "arguments": wrong})
+    return "pdf" if pdf else image
 
 
 def _whole(args: dict[str, Any], key: str, default: int) -> int:
