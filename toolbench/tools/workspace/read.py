@@ -18,20 +18,30 @@ full-read rule covers every character of every line.
 
 The file text is decoded once per call and only the page is sliced out of it; the start of a
 line is found by counting line breaks in chunks (no list of lines, no copy of the file).
+
+By extension, as upstream dispatches: an image (`.png`, `.jpg`/`.jpeg`, `.gif`, `.webp`) comes
+back as an attachment (`media.py`), a `.pdf` as the text of a window of pages, `page_start` and
+`page_limit` (`pdf.py`); every other file is text, as above. The line arguments are refused on
+an image or a PDF and the page arguments on anything but a PDF (`tool.invalid_arguments`), so a
+model learns which ones apply instead of having some silently ignored. Images and PDFs leave the
+read state alone: the edit tools only take text files.
 """
 
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from ...core.arguments import quote
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
 from ...core.results import ToolOutput
 from ..base import BuiltinTool, ToolContext
 from .files import call_name, count_lines, decode, note_read, open_file, version_json
+from .media import image_kind, read_image
 from .paths import Workspace
+from .pdf import DEFAULT_PAGE_LIMIT, read_pdf
 
 END_MARKER = "[end of file]"
 NUMBER_WIDTH: Final = 6
@@ -46,7 +56,9 @@ DESCRIPTOR = ToolDescriptor(
         "`start_line` next. A line too long for one part is split: the result says where the part ends "
         "inside it and gives the `start_line` and `char_offset` to read on. Read a file to its end (every "
         "part of every line) before replacing it with write_file or editing it with apply_patch. Paths are "
-        "workspace-relative, e.g. `work/notes.md` or `tool-results/...`."
+        "workspace-relative, e.g. `work/notes.md` or `tool-results/...`. A PNG, JPEG, GIF or WebP file comes back "
+        "as the image itself, with its size in pixels; a PDF as the text of its pages: pass `page_start` and "
+        "`page_limit` to choose them."
     ),
     input_schema={
         "type": "object",
@@ -60,6 +72,10 @@ DESCRIPTOR = ToolDescriptor(
                                "on inside a long line, pass the value a split result gives. Needs `start_line`; "
                                "must be below that line's length.",
             },
+            "page_start": {"type": "integer", "minimum": 1, "description": "PDF only: first page to read (1-based, "
+                                                                             "default 1)."},
+            "page_limit": {"type": "integer", "minimum": 1,
+                           "description": f"PDF only: how many pages to read at most (default {DEFAULT_PAGE_LIMIT})."},
         },
         "required": ["path"],
         "additionalProperties": False,
@@ -69,11 +85,16 @@ DESCRIPTOR = ToolDescriptor(
 
 
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
+    media = _media(args)  # first: a line argument on an image or a PDF is refused as such
     if "char_offset" in args and "start_line" not in args:
         raise ToolError("tool.invalid_arguments",
                         "`char_offset` counts within the line `start_line` names; add `start_line` (the line the "
                         "earlier result gave).")
     ws = Workspace.of(ctx)
+    if media == "pdf":
+        return read_pdf(ctx, ws, args["path"], _whole(args, "page_start", 1), _whole(args, "page_limit", 0) or None)
+    if media is not None:
+        return read_image(ws, args["path"], *media)
     with open_file(ws, args["path"]) as f:
         data = f.read(ws)
     res, version = f.res, f.version(data)
@@ -148,6 +169,28 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         "fullRead": state.full, **version_json(version),
     }
     return ToolOutput(content=f"{header}\n\n{body}\n{trailer}", structured=structured)
+
+
+_LINE_ARGS: Final = ("start_line", "line_count", "char_offset")
+_PAGE_ARGS: Final = ("page_start", "page_limit")
+
+
+def _media(args: dict[str, Any]) -> Literal["pdf"] | tuple[str, str] | None:
+    """"pdf", an image's (format, MIME type), or None for text, by the path's extension; refuses
+    (tool.invalid_arguments) arguments that do not apply to that kind of file."""
+    path = args["path"]
+    name = path if isinstance(path, str) else ""
+    image = image_kind(name)
+    pdf = name.lower().endswith(".pdf")
+    refused, what = ((_LINE_ARGS, "a PDF; choose its pages with `page_start` and `page_limit`") if pdf
+                     else (_LINE_ARGS + _PAGE_ARGS, "an image; it is read whole") if image
+                     else (_PAGE_ARGS, "not a PDF"))
+    wrong = [k for k in refused if k in args]
+    if wrong:
+        raise ToolError("tool.invalid_arguments",
+                        f"{', '.join(f'`{k}`' for k in wrong)} cannot be used here: `{quote(name)}` is {what}.",
+                        structured={"path": quote(name), "arguments": wrong})
+    return "pdf" if pdf else image
 
 
 def _whole(args: dict[str, Any], key: str, default: int) -> int:
