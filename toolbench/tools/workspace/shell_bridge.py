@@ -44,6 +44,9 @@ SHELL_EXCLUDED: Final = frozenset({
     "workspace.read_file", "workspace.write_file", "workspace.apply_patch", "workspace.delete",
     "workspace.commit", "workspace.finish",
     "agent.delegate", "agent.await", "agent.handoff", "agent.send_message", "task.return",
+    # The managers change what later invocations offer (installed skills, MCP servers): the
+    # model's own decision, never a script's.
+    "skills.manage", "mcp.manage",
 })
 
 PREFIX: Final = "builtin."
