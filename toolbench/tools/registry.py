@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ..core.ids import ToolId
 from ..core.snapshot import Diagnostic
-from . import agents, chat, cron, dice, memory, todo, worldinfo
+from . import agents, chat, cron, dice, mcp_manage, memory, todo, worldinfo
 from .base import BuiltinTool
 from .workspace import listing, patch, publish, read, search, shell, write
 
-_MODULES = (dice, listing, read, search, write, patch, shell, publish, chat, worldinfo, memory, agents, todo, cron)
+_MODULES = (dice, listing, read, search, write, patch, shell, publish, chat, worldinfo, memory, agents, todo, cron,
+            mcp_manage)
 
 BUILTINS: dict[ToolId, BuiltinTool] = {t.descriptor.id: t for m in _MODULES for t in m.TOOLS}
 
