@@ -9,9 +9,11 @@ import json
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolbench import Profile
-from toolbench.core.errors import CODES
+from toolbench.core.errors import CODES, ToolError
 from toolbench.examples.demo_mcp import build_server
 from toolbench.tools.agents import TASK_RETURN
 from toolbench.tools.mcp_manage import ACTIONS, DESCRIPTOR, config_of
@@ -189,3 +191,36 @@ def test_a_delegated_child_reads_only(make_bench):
     child = bench._kernel.new_invocation("chat", "inv_child", return_mode=TASK_RETURN)
     assert child.call("mcp_manage", {"action": "disable", "server_id": "demo"}).error_code == "mcp.manage_scope"
     assert not child.call("mcp_manage", {"action": "tools", "server_id": "demo"}).is_error
+
+
+def test_a_script_reaches_it_through_the_shell_bridge_as_a_nested_call(make_bench):
+    # like memory.manage and cron.*, it is not in the shell's exclusions (shell_bridge.SHELL_EXCLUDED)
+    bench = make_bench(profile=Profile.default().edit(allow=[MANAGE, "builtin:workspace.shell"]))
+    bench.mcp.add("demo", server=build_server())
+    inv = bench.invocation("chat")
+    shell = inv.call("workspace_shell", {"command": """builtin.mcp.manage '{"action":"list"}'"""})
+    assert not shell.is_error, shell.content
+    assert '"id": "demo"' in shell.content
+    assert sorted(str(r.tool_id) for r in inv.records) == [MANAGE, "builtin:workspace.shell"]
+
+
+_TEXT = st.text(max_size=8)
+
+
+@given(st.fixed_dictionaries({"id": st.text(min_size=1, max_size=8)}, optional={
+    "command": _TEXT, "url": _TEXT, "args": st.lists(_TEXT, max_size=2), "enabled": st.booleans(),
+    "transport": st.sampled_from(["stdio", "http"]), "timeoutMs": st.integers(1, 10**6)}))
+def test_config_of_accepts_its_own_output_unchanged(server):
+    try:
+        once = config_of(server)
+    except ToolError as exc:
+        assert exc.code == "mcp.config_invalid"
+        return
+    assert config_of(once) == once
+
+
+def test_a_patch_with_fields_of_the_other_transport_is_refused(bench, manage):
+    manage("create", server={"id": "web", "url": "http://127.0.0.1:9/mcp", "enabled": False})
+    assert manage("update", server_id="web", patch={"args": ["x"]})[0].error_code == "mcp.config_invalid"
+    _, data = manage("update", server_id="web", patch={"command": DEMO_CMD[0], "args": DEMO_CMD[1:]})
+    assert data["server"]["config"]["transport"] == "stdio" and "url" not in data["server"]["config"]

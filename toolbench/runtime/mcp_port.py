@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolbenchError, ToolError
 from ..core.snapshot import Snapshot
+from ..tools.mcp_manage import config_of
 from ..tools.registry import INJECTED
 
 if TYPE_CHECKING:
@@ -142,8 +143,7 @@ class McpManagePort:
         if kind is not None and kind != base.get("transport"):  # another transport: the old one's fields go
             base = {k: v for k, v in base.items() if k not in _TRANSPORT_FIELDS}
             base["transport"] = kind
-        merged = {**base, **patch, "id": info.id}
-        self.validate(merged)
+        merged = config_of({**base, **patch, "id": info.id})  # the transport's fields checked again
         return await self.create(merged, overwrite=True)
 
     async def delete(self, server_id: str) -> None:

@@ -49,6 +49,8 @@ _SERVER = {"type": "object", "properties": {"id": {"type": "string", "minLength"
            "required": ["id"], "additionalProperties": False}
 _PATCH = {"type": "object", "properties": _FIELDS, "additionalProperties": False}
 _BOOL = {"type": "boolean"}
+# The fields that do not go with each transport.
+_OF_TRANSPORT: Final = {"stdio": ("url", "headers"), "http": ("command", "args", "cwd", "env")}
 
 DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("mcp.manage"),
@@ -106,13 +108,15 @@ def config_of(server: Mapping[str, Any], *, patch: bool = False) -> dict[str, An
     if kind == "sse" or "messageUrl" in config:
         raise ToolError("mcp.config_invalid", "The sse transport (and `messageUrl`) is not supported; "
                         "use stdio (`command`) or http (`url`).")
-    if (kind == "stdio" and "url" in config) or (kind == "http" and "command" in config):
-        raise ToolError("mcp.config_invalid", f"A {kind} server takes "
-                        f"{'`command`' if kind == 'stdio' else '`url`'}, not the other.")
+    if "command" in config and "url" in config:
+        raise ToolError("mcp.config_invalid", "Give `command` (stdio) or `url` (http), not both.")
     if not patch and kind is None:
-        config["transport"] = "stdio" if "command" in config else "http" if "url" in config else None
-        if config["transport"] is None:
+        kind = config["transport"] = "stdio" if "command" in config else "http" if "url" in config else None
+        if kind is None:
             raise ToolError("mcp.config_invalid", "A server needs `command` (stdio) or `url` (http).")
+    stray = [k for k in _OF_TRANSPORT.get(kind or "", ()) if k in config]
+    if stray:
+        raise ToolError("mcp.config_invalid", f"{', '.join(f'`{k}`' for k in stray)} do not go with a {kind} server.")
     return config
 
 

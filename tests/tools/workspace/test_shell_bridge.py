@@ -93,7 +93,7 @@ def test_every_builtin_is_classified_as_reachable_from_the_shell_or_excluded() -
     everything = [t.descriptor for t in (*BUILTINS.values(), *INJECTED.values())]
     assert sorted(shell_builtins(everything)) == [
         "chat.read_messages", "chat.search", "cron.create", "cron.delete", "cron.list_logs", "cron.read",
-        "cron.update", "dice.roll", "memory.manage", "memory.query", "todo.write", "workspace.glob",
+        "cron.update", "dice.roll", "mcp.manage", "memory.manage", "memory.query", "todo.write", "workspace.glob",
         "workspace.list_files", "workspace.search_files", "worldinfo.read_activated",
     ]
 
