@@ -1,12 +1,16 @@
 """`mcp.manage` as a model calls it: LiveAgent's McpManager actions (reference §7.3) over
-`bench.mcp`. Cases: the action list and its parameters (server_id / server_ids, server,
-patch, conflict fail|overwrite, include_*), writes and restart/stop only in chat scope,
-id-level merges, and changes that apply from the next invocation's snapshot."""
+`bench.mcp`. Cases from LiveAgent's own tests of mcpManagerTools.ts (create defaults to
+enabled; cwd resolved against the workdir; read/list redact env and headers; update refuses
+an id change; conflict fail/overwrite; update, delete and disable stop the old runtime;
+validate is static; test hides stderr that diagnose shows; tools lists afresh; an inline
+test is transient; writes refused outside chat), plus toolbench's: changes apply from the
+next invocation's snapshot, never the current one's."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -16,7 +20,7 @@ from toolbench import Profile
 from toolbench.core.errors import CODES, ToolError
 from toolbench.examples.demo_mcp import build_server
 from toolbench.tools.agents import TASK_RETURN
-from toolbench.tools.mcp_manage import ACTIONS, DESCRIPTOR, config_of
+from toolbench.tools.mcp_manage import ACTIONS, DESCRIPTOR, config_of, resolve_cwd
 from toolbench.tools.registry import BUILTINS
 
 MANAGE = "builtin:mcp.manage"
@@ -82,28 +86,50 @@ def test_unknown_server_and_missing_ids_are_coded(manage):
     assert manage("list", bogus=1)[0].error_code == "tool.invalid_arguments"  # closed schema
 
 
-@pytest.mark.parametrize(("server", "code"), [
-    ({"id": "x"}, "mcp.config_invalid"),  # no command, no url
-    ({"id": "x", "transport": "sse", "url": "http://127.0.0.1:1/sse"}, "mcp.config_invalid"),
-    ({"id": "x", "url": "http://h", "messageUrl": "http://h/m"}, "mcp.config_invalid"),
-    ({"id": "x", "transport": "stdio", "url": "http://h"}, "mcp.config_invalid"),
-    ({"id": "Bad Id", "command": "python"}, "mcp.config_invalid"),
-    ({"id": "x", "command": ""}, "mcp.config_invalid"),
-    ({"id": "x", "url": "ftp://h"}, "mcp.config_invalid"),
+@pytest.mark.parametrize("server", [
+    {"id": "x"},  # no command, no url
+    {"id": "x", "transport": "sse", "url": "http://127.0.0.1:1/sse"},
+    {"id": "x", "url": "http://h", "messageUrl": "http://h/m"},
+    {"id": "x", "transport": "stdio", "url": "http://h"},
+    {"id": "Bad Id", "command": "python"},
+    {"id": "broken", "transport": "stdio", "command": ""},  # upstream's case
+    {"id": "x", "url": "ftp://h"},
 ])
-def test_validate_refuses_what_bench_mcp_add_refuses(manage, server, code):
-    assert manage("validate", server=server)[0].error_code == code
+def test_validate_is_static_and_reports_what_bench_mcp_add_refuses(bench, manage, server):
+    result, data = manage("validate", server=server)
+    assert not result.is_error  # upstream: ok false, not an error
+    assert (data["valid"], data["code"]) == (False, "mcp.config_invalid") and data["problem"]
+    assert [s.id for s in bench.mcp.servers] == ["demo"]
+    assert manage("create", server=server)[0].error_code == "mcp.config_invalid"
 
 
 def test_validate_accepts_and_hides_secret_values(manage):
     _, data = manage("validate", server={"id": "web", "url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "s3"}})
-    assert data["valid"] and data["config"]["transport"] == "http"
-    assert data["config"]["headers"] == {"X-Key": "***"}
+    assert data["valid"] and data["serverConfig"]["transport"] == "http"
+    assert data["serverConfig"]["headers"] == {"X-Key": "<redacted>"}
 
 
-def test_config_of_is_idempotent():
-    once = config_of({"id": "a", "command": "python", "args": ["-m", "x"]})
-    assert config_of(once) == once and once["transport"] == "stdio"
+def test_read_and_list_redact_env_and_headers(manage):
+    secret = {"id": "web", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer header-secret"},
+              "enabled": False}
+    assert not manage("create", server=secret)[0].is_error
+    for result, _ in (manage("list", include_disabled=True), manage("read", server_id="web")):
+        assert "header-secret" not in result.content and "<redacted>" in result.content
+        assert "serverConfig" in result.content
+
+
+def test_config_of_is_idempotent(tmp_path):
+    once = config_of({"id": "a", "command": "python", "args": ["-m", "x"], "cwd": "tools"}, tmp_path)
+    assert config_of(once, tmp_path) == once and once["transport"] == "stdio"
+
+
+@pytest.mark.parametrize(("cwd", "rel"), [
+    ("tools/mcp", "tools/mcp"), ("workspace:tools/inline-mcp", "tools/inline-mcp"),
+])
+def test_a_local_cwd_is_resolved_against_the_workspace(tmp_path, cwd, rel):
+    assert resolve_cwd(cwd, tmp_path) == str(tmp_path / rel)
+    assert resolve_cwd(f"file://{tmp_path}/tools/new-mcp", tmp_path) == str(tmp_path / "tools/new-mcp")
+    assert resolve_cwd(str(tmp_path / "abs"), tmp_path) == str(tmp_path / "abs")
 
 
 def test_create_applies_from_the_next_invocation_not_the_current_one(bench, manage):
@@ -111,7 +137,7 @@ def test_create_applies_from_the_next_invocation_not_the_current_one(bench, mana
                                             "timeoutMs": 20000})
     assert not result.is_error, result.content
     assert data["server"]["state"] == "active" and data["appliesFrom"] == "next invocation"
-    assert data["server"]["config"]["command"] == DEMO_CMD[0]
+    assert data["server"]["serverConfig"]["command"] == DEMO_CMD[0] and data["server"]["enabled"]
     assert "mcp__stdio-demo__echo" not in manage.inv.snapshot.call_names  # frozen
     assert manage.inv.call("mcp__stdio-demo__echo", {"text": "hi"}).error_code == "model.unknown_tool_call"
     nxt = bench.invocation("chat")
@@ -127,6 +153,7 @@ def test_create_conflict_fails_by_default_and_overwrite_replaces_one_server(benc
     result, data = manage("create", server=stdio, conflict="overwrite")
     assert not result.is_error, result.content
     assert bench.mcp.info("demo").transport == "stdio" and data["server"]["state"] == "active"
+    assert data["stopped"] is True  # the old runtime was stopped
 
 
 def test_update_merges_a_patch_and_keeps_the_other_fields_and_servers(bench, manage):
@@ -136,7 +163,9 @@ def test_update_merges_a_patch_and_keeps_the_other_fields_and_servers(bench, man
     assert not result.is_error, result.content
     server = data["server"]
     assert (server["state"], server["timeoutMs"]) == ("disabled", 15000)
-    assert server["config"]["args"] == DEMO_CMD[1:] and server["config"]["env"] == {"A": "***"}
+    assert data["stopped"] is True
+    assert server["serverConfig"]["args"] == DEMO_CMD[1:] and server["serverConfig"]["env"] == {"A": "<redacted>"}
+    assert "1" not in json.dumps(server["serverConfig"]["env"])
     assert bench.mcp.info("demo").state == "active"  # the other server untouched
     assert manage("update", server_id="stdio-demo", patch={"command": ""})[0].error_code == "mcp.config_invalid"
     assert bench.mcp.info("stdio-demo").timeout == 15.0  # a bad patch leaves it as it was
@@ -150,20 +179,21 @@ def test_a_bench_registered_server_takes_only_enabled_or_a_whole_transport(bench
 
 def test_enable_disable_delete(bench, manage):
     _, data = manage("disable", server_id="demo")
-    assert data["servers"][0]["state"] == "disabled"
+    assert data["servers"][0]["state"] == "disabled" and data["stopped"] is True
     assert "mcp__demo__echo" not in bench.invocation("chat").snapshot.call_names
     _, data = manage("enable", server_ids=["demo"])
     assert data["servers"][0]["state"] == "active"
     assert "mcp__demo__echo" in bench.invocation("chat").snapshot.call_names
     _, data = manage("delete", server_id="demo")
-    assert data["deleted"] == ["demo"] and bench.mcp.servers == []
+    assert data["deleted"] == ["demo"] and data["stopped"] is True and bench.mcp.servers == []
 
 
 def test_test_restart_stop_and_diagnose(bench, manage):
     _, data = manage("test", server_id="demo")
-    assert data["servers"][0]["state"] == "active"
+    assert data["servers"][0]["state"] == "active" and "stderrTail" not in data["servers"][0]
+    assert "stderrTail" in manage("test", server_id="demo", include_stderr=True)[1]["servers"][0]
     _, data = manage("stop", server_id="demo")
-    assert data["servers"][0]["state"] == "disabled"
+    assert data["servers"][0]["state"] == "disabled" and data["stopped"] is True
     assert manage("test", server_id="demo")[0].error_code == "mcp.server_unavailable"
     _, data = manage("restart", server_id="demo")
     assert data["servers"][0]["state"] == "active"
@@ -205,22 +235,49 @@ def test_a_script_reaches_it_through_the_shell_bridge_as_a_nested_call(make_benc
 
 
 _TEXT = st.text(max_size=8)
+WORKDIR = Path("/workspace")
 
 
 @given(st.fixed_dictionaries({"id": st.text(min_size=1, max_size=8)}, optional={
     "command": _TEXT, "url": _TEXT, "args": st.lists(_TEXT, max_size=2), "enabled": st.booleans(),
-    "transport": st.sampled_from(["stdio", "http"]), "timeoutMs": st.integers(1, 10**6)}))
+    "transport": st.sampled_from(["stdio", "http"]), "timeoutMs": st.integers(1, 10**6),
+    "cwd": st.sampled_from(["", "a/b", "workspace:x", "file:///tmp/y", "/abs"])}))
 def test_config_of_accepts_its_own_output_unchanged(server):
     try:
-        once = config_of(server)
+        once = config_of(server, WORKDIR)
     except ToolError as exc:
         assert exc.code == "mcp.config_invalid"
         return
-    assert config_of(once) == once
+    assert config_of(once, WORKDIR) == once
 
 
 def test_a_patch_with_fields_of_the_other_transport_is_refused(bench, manage):
     manage("create", server={"id": "web", "url": "http://127.0.0.1:9/mcp", "enabled": False})
     assert manage("update", server_id="web", patch={"args": ["x"]})[0].error_code == "mcp.config_invalid"
     _, data = manage("update", server_id="web", patch={"command": DEMO_CMD[0], "args": DEMO_CMD[1:]})
-    assert data["server"]["config"]["transport"] == "stdio" and "url" not in data["server"]["config"]
+    assert data["server"]["serverConfig"]["transport"] == "stdio" and "url" not in data["server"]["serverConfig"]
+
+
+def test_update_refuses_a_server_id_change(bench, manage):
+    assert manage("update", server_id="demo", patch={"id": "renamed"})[0].error_code == "tool.invalid_arguments"
+    assert [s.id for s in bench.mcp.servers] == ["demo"]
+
+
+def test_create_and_update_save_a_resolved_cwd(bench, manage):
+    (bench.workspace / "tools" / "mcp").mkdir(parents=True)
+    stdio = {"id": "local", "command": DEMO_CMD[0], "args": DEMO_CMD[1:], "cwd": "tools/mcp", "timeoutMs": 20000}
+    _, data = manage("create", server=stdio)
+    assert data["server"]["serverConfig"]["cwd"] == str(bench.workspace / "tools" / "mcp")
+    assert data["server"]["state"] == "active"
+    _, data = manage("update", server_id="local", patch={"cwd": f"file://{bench.workspace}/tools", "enabled": False})
+    assert data["server"]["serverConfig"]["cwd"] == str(bench.workspace / "tools")
+
+
+def test_an_inline_test_is_transient(bench, manage):
+    server = {"id": "scratch", "command": DEMO_CMD[0], "args": DEMO_CMD[1:], "timeoutMs": 20000}
+    result, data = manage("test", server=server)
+    assert not result.is_error, result.content
+    [tried] = data["servers"]
+    assert tried["state"] == "active" and tried["toolCount"] > 0 and data["persisted"] is False
+    assert [s.id for s in bench.mcp.servers] == ["demo"]  # never joined the bench's servers
+    assert "mcp__scratch__echo" not in bench.invocation("chat").snapshot.call_names

@@ -440,7 +440,7 @@ class Invocation:
                           invocation_id=self.id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self.state, agents=self._kernel.agents,
                           cancel=self._cancel, stop=self._stop,
-                          mcp=McpManagePort(self._kernel.mcp, self.snapshot),
+                          mcp=McpManagePort(self._kernel, self.snapshot),
                           tools=self._nested_calls(step) if source is self._kernel.builtins else None)
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)

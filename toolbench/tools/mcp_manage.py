@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
+from urllib.parse import unquote, urlparse
 
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
@@ -47,7 +49,8 @@ _FIELDS: dict[str, Any] = {
 }
 _SERVER = {"type": "object", "properties": {"id": {"type": "string", "minLength": 1}, **_FIELDS},
            "required": ["id"], "additionalProperties": False}
-_PATCH = {"type": "object", "properties": _FIELDS, "additionalProperties": False}
+# `id` is in the patch only so that a rename gets a clear refusal (upstream: ids are fixed).
+_PATCH = {"type": "object", "properties": {"id": _STR, **_FIELDS}, "additionalProperties": False}
 _BOOL = {"type": "boolean"}
 # The fields that do not go with each transport.
 _OF_TRANSPORT: Final = {"stdio": ("url", "headers"), "http": ("command", "args", "cwd", "env")}
@@ -100,10 +103,24 @@ def _targets(args: Mapping[str, Any], action: str) -> list[str]:
     return ids
 
 
-def config_of(server: Mapping[str, Any], *, patch: bool = False) -> dict[str, Any]:
-    """The canonical config of an upstream `server` (or `patch`): only the fields given, with
-    `transport` checked against the fields it goes with. Idempotent."""
+def resolve_cwd(cwd: str, workspace: Path) -> str:
+    """A server's working folder as an absolute path, as upstream resolves it before saving or
+    testing: `file://` URLs and `workspace:<relative>` are read, a relative path is taken from
+    the workspace. Idempotent."""
+    if cwd.startswith("file://"):
+        cwd = unquote(urlparse(cwd).path)
+    elif cwd.startswith("workspace:"):
+        cwd = cwd.removeprefix("workspace:").lstrip("/")
+    path = Path(cwd)
+    return str(path if path.is_absolute() else workspace / path)
+
+
+def config_of(server: Mapping[str, Any], workspace: Path, *, patch: bool = False) -> dict[str, Any]:
+    """The canonical config of an upstream `server` (or `patch`): only the fields given, `cwd`
+    resolved, and `transport` checked against the fields it goes with. Idempotent."""
     config = {k: v for k, v in server.items() if v is not None}
+    if isinstance(config.get("cwd"), str) and config["cwd"]:
+        config["cwd"] = resolve_cwd(config["cwd"], workspace)
     kind = config.get("transport")
     if kind == "sse" or "messageUrl" in config:
         raise ToolError("mcp.config_invalid", "The sse transport (and `messageUrl`) is not supported; "
@@ -122,7 +139,7 @@ def config_of(server: Mapping[str, Any], *, patch: bool = False) -> dict[str, An
 
 def _view(server: dict[str, Any], args: Mapping[str, Any], *, tools: bool) -> dict[str, Any]:
     """A server as the model reads it: tools, schemas and stderr only when asked."""
-    view = {k: v for k, v in server.items() if k not in ("tools", "stderrTail", "trace")}
+    view = {k: v for k, v in server.items() if k not in ("tools", "stderrTail", "trace", "stopped")}
     if tools or args.get("include_tools") or args.get("include_schema"):
         schema = bool(args.get("include_schema"))
         view["tools"] = [{k: v for k, v in t.items() if schema or k != "inputSchema"} for t in server["tools"]]
@@ -139,11 +156,11 @@ async def manage(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if action in SCOPED and not port.writable:
         raise ToolError("mcp.manage_scope", f"`{action}` is only allowed in a chat invocation of the main agent; "
                         "here the MCP manager reads only.")
-    result = await _run(port, action, args)
+    result = await _run(port, action, args, ctx.workspace)
     return ToolOutput(content=json.dumps(result, ensure_ascii=False, indent=2), structured=result)
 
 
-async def _run(port: McpPort, action: str, args: dict[str, Any]) -> dict[str, Any]:
+async def _run(port: McpPort, action: str, args: dict[str, Any], workspace: Path) -> dict[str, Any]:
     if action == "list":
         wanted = set(_targets(args, action)) if args.get("server_id") or args.get("server_ids") else None
         servers = [s for s in await port.servers()
@@ -151,7 +168,11 @@ async def _run(port: McpPort, action: str, args: dict[str, Any]) -> dict[str, An
                    and (wanted is not None or args.get("include_disabled") or s["enabled"])]
         return {"action": action, "servers": [_view(s, args, tools=False) for s in servers]}
     if action in ("read", "tools", "diagnose"):
-        servers = [await port.read(sid) for sid in _targets(args, action)]
+        ids = _targets(args, action)
+        if action == "tools":  # upstream lists them afresh (its test path), never calls one
+            servers = [await port.test(sid, listing=True) for sid in ids]
+        else:
+            servers = [await port.read(sid) for sid in ids]
         if action == "diagnose":
             args = {**args, "include_stderr": True}
         views = [_view(s, args, tools=action != "diagnose" or bool(args.get("include_tools"))) for s in servers]
@@ -159,29 +180,46 @@ async def _run(port: McpPort, action: str, args: dict[str, Any]) -> dict[str, An
             for view, server in zip(views, servers, strict=True):
                 view["trace"] = server["trace"]
         return {"action": action, "servers": views}
-    if action == "validate":
-        return {"action": action, "valid": True, "config": port.validate(config_of(_need(args, "server", action)))}
+    if action == "validate":  # static, and an answer either way (upstream: ok false, not an error)
+        try:
+            config = port.validate(config_of(_need(args, "server", action), workspace))
+        except ToolError as exc:
+            if exc.code != "mcp.config_invalid":
+                raise
+            return {"action": action, "valid": False, "code": exc.code, "problem": exc.message}
+        return {"action": action, "valid": True, "serverConfig": config}
+    if action == "test" and args.get("server") is not None:  # an inline config: tried, never kept
+        server = await port.try_config(config_of(args["server"], workspace))
+        return {"action": action, "servers": [_view(server, args, tools=False)], "persisted": False}
     if action == "create":
-        config = config_of(_need(args, "server", action))
+        config = config_of(_need(args, "server", action), workspace)
         server = await port.create(config, overwrite=args.get("conflict") == "overwrite")
-        return {"action": action, "server": _view(server, args, tools=False), "appliesFrom": "next invocation"}
+        return {"action": action, "server": _view(server, args, tools=False), "changed": True,
+                "stopped": server.get("stopped", False), "appliesFrom": "next invocation"}
     if action == "update":
-        patch = config_of(_need(args, "patch", action), patch=True)
-        server = await port.update(_need(args, "server_id", action), patch)
-        return {"action": action, "server": _view(server, args, tools=False), "appliesFrom": "next invocation"}
+        server_id = _need(args, "server_id", action)
+        patch = config_of(_need(args, "patch", action), workspace, patch=True)
+        server = await port.update(server_id, patch)
+        return {"action": action, "server": _view(server, args, tools=False), "changed": True,
+                "stopped": server.get("stopped", False), "appliesFrom": "next invocation"}
     if action == "delete":
         ids = _targets(args, action)
-        for sid in ids:
-            await port.delete(sid)
-        return {"action": action, "deleted": ids, "appliesFrom": "next invocation"}
+        stopped = [await port.delete(sid) for sid in ids]
+        return {"action": action, "deleted": ids, "changed": True, "stopped": any(stopped),
+                "appliesFrom": "next invocation"}
     servers = []
     for sid in _targets(args, action):
         if action in ("enable", "disable"):
             servers.append(await port.set_enabled(sid, action == "enable"))
+        elif action == "test":
+            servers.append(await port.test(sid))
         else:
-            servers.append(await {"test": port.test, "restart": port.restart, "stop": port.stop}[action](sid))
-    return {"action": action, "servers": [_view(s, args, tools=False) for s in servers],
-            "appliesFrom": "next invocation"}
+            servers.append(await (port.restart if action == "restart" else port.stop)(sid))
+    result: dict[str, Any] = {"action": action, "servers": [_view(s, args, tools=False) for s in servers]}
+    if action != "test":
+        result |= {"changed": True, "stopped": any(s.get("stopped", False) for s in servers),
+                   "appliesFrom": "next invocation"}
+    return result
 
 
 TOOLS = (BuiltinTool(DESCRIPTOR, manage),)

@@ -2,7 +2,8 @@
 
 The runtime's adapter (`toolbench.runtime.mcp_port`) implements it over `bench.mcp`. Every
 method returns JSON-ready dicts and raises `ToolError` with an `mcp.*` code; a server is named
-by its id or its display name. `config` dicts are the canonical form `mcp.manage` builds
+by its id or its display name. A server dict of a call that stopped a running server (update,
+overwrite, disable, stop, restart) has `stopped: true`. `config` dicts are the canonical form `mcp.manage` builds
 (`id`, `enabled`, `transport`, `command`, `args`, `cwd`, `env`, `url`, `headers`, `timeoutMs`).
 """
 
@@ -25,7 +26,8 @@ class McpPort(Protocol):
 
     async def read(self, server_id: str) -> dict[str, Any]:
         """One server: id, name, state, enabled, transport, diagnosticCode, diagnostic, pid,
-        timeoutMs, serverInfo, config (None when not known), stderrTail, trace, and tools (each
+        timeoutMs, serverInfo, serverConfig (env and header values redacted; None when the bench
+        registered the server in Python), stderrTail, trace, and tools (each
         name, toolId, offered, permission, description, problemCode, inputSchema)."""
         ...
 
@@ -40,12 +42,21 @@ class McpPort(Protocol):
         under the same id."""
         ...
 
-    async def delete(self, server_id: str) -> None: ...
+    async def delete(self, server_id: str) -> bool:
+        """Forget the server; whether a running one was stopped."""
+        ...
 
     async def set_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]: ...
 
-    async def test(self, server_id: str) -> dict[str, Any]:
-        """Connect (if not active) and list the tools again; the server's state after."""
+    async def test(self, server_id: str, *, listing: bool = False) -> dict[str, Any]:
+        """Connect (if not active) and list the tools again; the server's state after. A disabled
+        server is tried on the side (`try_config`) when its config is known; with `listing`,
+        it is only read."""
+        ...
+
+    async def try_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Connect to a server that is not registered, list its tools and close it again; it
+        never joins the bench's servers (upstream's transient test)."""
         ...
 
     async def restart(self, server_id: str) -> dict[str, Any]: ...
