@@ -281,3 +281,14 @@ def test_an_inline_test_is_transient(bench, manage):
     assert tried["state"] == "active" and tried["toolCount"] > 0 and data["persisted"] is False
     assert [s.id for s in bench.mcp.servers] == ["demo"]  # never joined the bench's servers
     assert "mcp__scratch__echo" not in bench.invocation("chat").snapshot.call_names
+
+
+@pytest.mark.parametrize("fields", [
+    {"server_id": "x" * 10_000}, {"server_ids": ["x" * 10_000]}, {"server_ids": ["a"] * 51},
+    {"server_id": "demo", "patch": {"env": {"A": 1}}}, {"server_id": 3},
+])
+def test_hostile_arguments_get_a_coded_answer_and_no_call(bench, manage, fields):
+    # (the schema check's maxLength message echoes the value whole: core/schema_check's, not this tool's)
+    result, _ = manage("update" if "patch" in fields else "read", **fields)
+    assert result.error_code == "tool.invalid_arguments"
+    assert bench.mcp.info("demo").state == "active"

@@ -35,6 +35,7 @@ ACTIONS: Final = READS + WRITES + RUNTIME
 # Writes and the runtime-mutating restart/stop are chat-scope only; `test` only reconnects.
 SCOPED: Final = (*WRITES, "restart", "stop")
 MAX_IDS: Final = 50
+MAX_ID_CHARS: Final = 200  # ids are echoed in answers: a longer one is refused, never quoted whole
 
 _STR = {"type": "string"}
 _MAP = {"type": "object", "additionalProperties": {"type": "string"}}
@@ -47,10 +48,11 @@ _FIELDS: dict[str, Any] = {
     "timeoutMs": {"type": "integer", "minimum": 1, "description": "Connect, list and call timeout."},
     "messageUrl": _STR,
 }
-_SERVER = {"type": "object", "properties": {"id": {"type": "string", "minLength": 1}, **_FIELDS},
+_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}
+_SERVER = {"type": "object", "properties": {"id": _ID, **_FIELDS},
            "required": ["id"], "additionalProperties": False}
 # `id` is in the patch only so that a rename gets a clear refusal (upstream: ids are fixed).
-_PATCH = {"type": "object", "properties": {"id": _STR, **_FIELDS}, "additionalProperties": False}
+_PATCH = {"type": "object", "properties": {"id": _ID, **_FIELDS}, "additionalProperties": False}
 _BOOL = {"type": "boolean"}
 # The fields that do not go with each transport.
 _OF_TRANSPORT: Final = {"stdio": ("url", "headers"), "http": ("command", "args", "cwd", "env")}
@@ -67,8 +69,8 @@ DESCRIPTOR = ToolDescriptor(
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": list(ACTIONS)},
-            "server_id": {"type": "string", "minLength": 1, "description": "The server's id (or name)."},
-            "server_ids": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": MAX_IDS},
+            "server_id": {**_ID, "description": "The server's id (or name)."},
+            "server_ids": {"type": "array", "items": _ID, "maxItems": MAX_IDS},
             "server": _SERVER,
             "patch": _PATCH,
             "conflict": {"type": "string", "enum": ["fail", "overwrite"],
