@@ -125,6 +125,10 @@ CODES: dict[str, str] = {
     # MCP servers (toolbench.mcp)
     "mcp.config_invalid": "an MCP server registration or mcp.json entry is malformed (raised)",
     "mcp.server_exists": "an MCP server with that name or id is registered already (raised)",
+    "mcp.manage_scope": "mcp.manage refused a write, restart or stop outside a main chat invocation",
+    "mcp.manage_unavailable": "mcp.manage was called where the runtime gives no MCP manager",
+    "mcp.server_not_editable": "mcp.manage cannot rebuild a bench-registered server: a patch switches enabled "
+                               "or brings a whole transport (command or url)",
     "mcp.server_unknown": "no MCP server is registered under that name, id or ToolId (raised)",
     "mcp.server_start_failed": "an MCP server could not start or finish its handshake (diagnostic)",
     "mcp.server_timeout": "an MCP server did not finish its handshake or tool listing in time (diagnostic)",

@@ -38,6 +38,7 @@ from ..tools.workspace.publish import PublishedOutput
 from . import attachments
 from .approval import ApprovalRequest
 from .bridge import NestedCalls, nested_in
+from .mcp_port import McpManagePort
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry
 from .sources import ToolSource
 from .store import args_path, audit_path, dumps
@@ -439,6 +440,7 @@ class Invocation:
                           invocation_id=self.id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self.state, agents=self._kernel.agents,
                           cancel=self._cancel, stop=self._stop,
+                          mcp=McpManagePort(self._kernel, self.snapshot),
                           tools=self._nested_calls(step) if source is self._kernel.builtins else None)
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)

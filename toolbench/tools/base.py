@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from ..core.profile import Profile
+    from .mcp_port import McpPort
 
 
 class StopSignal:
@@ -118,6 +119,8 @@ class ToolContext:
     stop: StopSignal | None = None
     # The invocation's own tools for nested calls (ToolPort); None inside a nested call.
     tools: ToolPort | None = None
+    # The bench's MCP servers for `mcp.manage` (McpPort); None where the runtime gives none.
+    mcp: McpPort | None = None
 
     def call_name_of(self, tool_id: str) -> str | None:
         """The call name the model sees for a tool, if the snapshot offers it (for hints)."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from ..core.ids import ToolId
 from ..core.snapshot import Diagnostic
-from . import agents, chat, cron, dice, memory, skills_manage, todo, worldinfo
+from . import agents, chat, cron, dice, mcp_manage, memory, skills_manage, todo, worldinfo
 from .base import BuiltinTool
 from .workspace import listing, patch, publish, read, search, shell, write
 
 _MODULES = (dice, listing, read, search, write, patch, shell, publish, chat, worldinfo, memory, agents, todo, cron,
-            skills_manage)
+            skills_manage, mcp_manage)
 
 BUILTINS: dict[ToolId, BuiltinTool] = {t.descriptor.id: t for m in _MODULES for t in m.TOOLS}
 
