@@ -8,7 +8,7 @@ refuses a follow-up whose assistant turn lacks its thinking blocks, unchanged an
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from ..core.arguments import MISSING
@@ -27,7 +27,6 @@ from ._shared import (
     rebuild,
     refusal,
     replay_object,
-    resolve_choice,
     truncated,
 )
 from ._turns import assistant_turn, call_slot, kept_item, without_none
@@ -187,11 +186,7 @@ class AnthropicProvider(BaseProvider):
         block["is_error"] = is_error
         return block
 
-    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
-        resolved = resolve_choice(choice, call_names)
-        if resolved is None:
-            return None
-        kind, name = resolved
+    def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         if kind == "specific":
             return {"type": "tool", "name": name}
         return {"type": "any" if kind == "required" else kind}

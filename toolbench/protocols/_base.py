@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ._shared import check_history
+from ._shared import check_history, resolve_choice
 from ._turns import check_turns, replay_order
 from .types import AssistantTurn, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions, Round
 
@@ -50,8 +50,15 @@ class BaseProvider(ABC):
     @abstractmethod
     def encode_result(self, exchange: Exchange) -> dict[str, Any]: ...
 
+    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
+        """The request's tool choice; `None`: send neither tools nor a choice (`resolve_choice`)."""
+        resolved = resolve_choice(choice, call_names)
+        return None if resolved is None else self.tool_choice(*resolved)
+
     @abstractmethod
-    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None: ...
+    def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
+        """A checked choice (`none`, `auto`, `required`, or `specific` with the call name) in
+        this provider's form."""
 
     @abstractmethod
     def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ enum numbers, as some clients and recordings keep them).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final
 
@@ -37,7 +37,6 @@ from ._shared import (
     non_empty_str,
     refusal,
     replay_object,
-    resolve_choice,
     seed_digest,
     truncated,
 )
@@ -224,12 +223,8 @@ class GeminiProvider(BaseProvider):
             function_response["id"] = ex.call_id
         return {"functionResponse": function_response}
 
-    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
+    def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         """The `toolConfig` object of a generateContent request."""
-        resolved = resolve_choice(choice, call_names)
-        if resolved is None:
-            return None
-        kind, name = resolved
         mode = {"none": "NONE", "auto": "AUTO", "required": "ANY", "specific": "ANY"}[kind]
         config: dict[str, Any] = {"mode": mode}
         if name is not None:

@@ -13,7 +13,7 @@ fields (such as that endpoint's `extra_content`), to send back as they came.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,7 +30,6 @@ from ._shared import (
     invalid_response,
     refusal,
     replay_object,
-    resolve_choice,
     seed_digest,
     truncated,
 )
@@ -120,11 +119,7 @@ class ChatCompletionsProvider(OpenAIRules):
         text, _, _ = result_parts(exchange)
         return {"role": "tool", "tool_call_id": exchange.call_id, "content": text}
 
-    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
-        resolved = resolve_choice(choice, call_names)
-        if resolved is None:
-            return None
-        kind, name = resolved
+    def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         if kind == "specific":
             return {"type": "function", "function": {"name": name}}
         return kind

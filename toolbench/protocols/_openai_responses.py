@@ -11,7 +11,7 @@ back with the calls that followed them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -27,7 +27,6 @@ from ._shared import (
     invalid_response,
     refusal,
     replay_object,
-    resolve_choice,
     truncated,
 )
 from ._turns import assistant_turn, call_slot, kept_item, without_none
@@ -118,11 +117,7 @@ class ResponsesProvider(OpenAIRules):
             output = [{"type": "input_text", "text": text}, *(responses_item(a) for a in attached)]
         return {"type": "function_call_output", "call_id": exchange.call_id, "output": output}
 
-    def encode_tool_choice(self, choice: Any, call_names: Iterable[str]) -> dict[str, Any] | str | None:
-        resolved = resolve_choice(choice, call_names)
-        if resolved is None:
-            return None
-        kind, name = resolved
+    def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         if kind == "specific":
             return {"type": "function", "name": name}
         return kind
