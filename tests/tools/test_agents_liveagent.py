@@ -146,3 +146,10 @@ def test_a_running_child_is_not_resumed(bench, parent):
     assert result.is_error and result.error_code == "agent.child_busy"
     model.release()
     bench.agents.wait(timeout=WAIT)
+
+
+def test_a_template_without_a_model_is_refused(make_bench):
+    bench = make_bench(profile=parent_profile(), seed=1)
+    result = spawn(bench.invocation(id="inv_root"), entry())
+    assert result.is_error and result.error_code == "agent.model_missing"
+    assert bench.agents.tasks() == []

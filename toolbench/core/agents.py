@@ -173,11 +173,11 @@ def agents_batch_issues(entries: Sequence[Mapping[str, Any]], *, roster: Mapping
                 add("agent.unknown_template", f"no enabled template `{entry['template']}`; use one of: "
                     f"{', '.join(templates) or 'none'}")
         known = roster.get(folded)
-        if known is None:
-            chosen = template or resolve_template(DEFAULT_TEMPLATE, templates)
-            if chosen is not None and not has_model(chosen):
-                add("agent.model_missing", f"no model drives template `{chosen}`; set `bench.agents.model`")
-        else:
+        chosen = (template or resolve_template(DEFAULT_TEMPLATE, templates) if known is None
+                  else str(known.identity.get("template") or ""))
+        if chosen and chosen in templates and not has_model(chosen):
+            add("agent.model_missing", f"no model drives template `{chosen}`; set `bench.agents.model`")
+        if known is not None:
             given = {k: (template if k == "template" else entry.get(k)) for k in IDENTITY if entry.get(k) is not None}
             differ = [k for k, v in given.items() if v is not None and v != known.identity.get(k)]
             if differ:
