@@ -27,6 +27,9 @@ MAX_PACKET_FIELD: Final = 8_000
 TASK_TEXT: Final = ("objective", "title")  # a delegate task's text fields, the required one first
 HANDOFF_TEXT: Final = ("objective", "title", "reason", "contextSummary")  # a handoff brief's
 PARENT: Final = "parent"
+DEFAULT_TEMPLATE: Final = "general"  # the template a LiveAgent-form entry without `template` uses
+MODES: Final = ("readonly", "worktree")
+IDENTITY: Final = ("name", "role", "identity", "template")  # fixed when a child id is first created
 EVERYONE: Final = "*"
 
 TaskStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
@@ -74,10 +77,16 @@ def packet_problem(packet: Mapping[str, Any], name: str, fields: Sequence[str]) 
 
 
 def delegate_entries(args: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The batch a delegate call asks for: `{agentId, task}` or `{tasks: [{agentId, task}, ...]}`.
+    """The batch a delegate call asks for: `{agentId, task}`, `{tasks: [{agentId, task}, ...]}` or
+    LiveAgent's `{agents: [{id, prompt, ...}, ...]}`.
 
-    Raises ToolError(tool.invalid_arguments) when both forms or neither are given."""
+    Raises ToolError(tool.invalid_arguments) when two forms or none are given."""
     single = "agentId" in args or "task" in args
+    if "agents" in args:
+        if single or "tasks" in args:
+            raise ToolError("tool.invalid_arguments",
+                            "Give `agents` (LiveAgent entries) alone, without `agentId`, `task` or `tasks`.")
+        return [dict(entry) for entry in args["agents"]]
     if single and "tasks" in args:
         raise ToolError("tool.invalid_arguments",
                         "Give either `agentId` with `task` (one task) or `tasks` (a batch), not both.")
@@ -114,6 +123,78 @@ def batch_issues(entries: Sequence[Mapping[str, Any]], *, agents: Collection[str
                             f"{MAX_CHILDREN} run at once. Await some first (agent_await)."))
     return issues
 
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A child already on the roster: its canonical id, identity (IDENTITY's fields; template is
+    the canonical template id), last mode, and whether it is pending or running now."""
+
+    id: str
+    identity: Mapping[str, str | None]
+    mode: str
+    busy: bool = False
+
+
+def resolve_template(value: str, templates: Sequence[str]) -> str | None:
+    """The enabled template `value` names (by id, case-insensitively), or None."""
+    folded = value.casefold()
+    return next((t for t in templates if t.casefold() == folded), None)
+
+
+def agents_batch_issues(entries: Sequence[Mapping[str, Any]], *, roster: Mapping[str, Known],
+                        templates: Sequence[str], active: int,
+                        has_model: Callable[[str], bool]) -> list[Issue]:
+    """Every problem of a LiveAgent-form batch (`agents: [{id, prompt, ...}]`, reference §8).
+
+    `roster` maps a casefolded child id to what is known of it; `templates` are the enabled
+    template ids; `active` the children pending or running. The schema has checked the types."""
+    issues: list[Issue] = []
+    seen: set[str] = set()
+    for n, entry in enumerate(entries, 1):
+        raw = entry.get("id")
+        agent_id = raw if isinstance(raw, str) else ""
+
+        def add(code: str, message: str, agent_id: str = agent_id, n: int = n) -> None:
+            issues.append(Issue(code, n, agent_id, message))
+        try:
+            check_agent_id(agent_id)
+        except ValueError as exc:
+            add("tool.invalid_arguments", str(exc))
+        folded = agent_id.casefold()
+        if folded and folded in seen:  # compared case-insensitively, as upstream
+            add("agent.duplicate_agent_id", f"agent id `{agent_id}` appears more than once in this batch")
+        seen.add(folded)
+        if not str(entry.get("prompt") or "").strip():
+            add("tool.invalid_arguments", "`prompt` must be a non-empty string")
+        template = None
+        if entry.get("template") is not None:
+            template = resolve_template(str(entry["template"]), templates)
+            if template is None:
+                add("agent.unknown_template", f"no enabled template `{entry['template']}`; use one of: "
+                    f"{', '.join(templates) or 'none'}")
+        known = roster.get(folded)
+        chosen = (template or resolve_template(DEFAULT_TEMPLATE, templates) if known is None
+                  else str(known.identity.get("template") or ""))
+        if chosen and chosen in templates and not has_model(chosen):
+            add("agent.model_missing", f"no model drives template `{chosen}`; set `bench.agents.model`")
+        if known is not None:
+            given = {k: (template if k == "template" else entry.get(k)) for k in IDENTITY if entry.get(k) is not None}
+            differ = [k for k, v in given.items() if v is not None and v != known.identity.get(k)]
+            if differ:
+                add("agent.identity_conflict", f"`{known.id}` exists with a different {', '.join(differ)}: "
+                    "the identity is fixed when an id is first created (leave those fields out, or use a new id)")
+            if known.busy:
+                add("agent.child_busy", f"`{known.id}` is still working on a task; await it first")
+        mode = entry.get("mode") or (known.mode if known else "readonly")
+        if mode not in MODES:
+            add("tool.invalid_arguments", f"`mode` must be one of {', '.join(MODES)}")
+        elif mode == "worktree":
+            add("agent.worktree_unavailable", "mode `worktree` is not built yet in toolbench; use `readonly`")
+    if active + len(entries) > MAX_CHILDREN:
+        issues.append(Issue("agent.child_limit_reached", len(entries), "",
+                            f"{active} children are running and this batch adds {len(entries)}; at most "
+                            f"{MAX_CHILDREN} run at once. Await some first (agent_await)."))
+    return issues
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,6 +180,11 @@ CODES: dict[str, str] = {
     "agent.foreground_commit_required": "workspace.finish in a foreground run before any explicit workspace.commit",
     "agent.handoff_pending_tasks": "handoff with pendingTaskPolicy denyIfPending while tasks are unfinished",
     "agent.unknown_recipient": "send_message names no one on the sender's roster (parent, a task id, *)",
+    "agent.duplicate_agent_id": "a delegate batch names the same child id twice (compared case-insensitively)",
+    "agent.unknown_template": "a delegate entry names a template that is not enabled in bench.agents",
+    "agent.identity_conflict": "a delegate entry gives a name, role, identity or template other than the child's",
+    "agent.child_busy": "a delegate entry resumes a child that is still pending or running",
+    "agent.worktree_unavailable": "a delegate entry asks for mode worktree, which toolbench does not build yet",
     "agent.unavailable": "the agent tools ran without the bench's agents service",
     "testing.script_exhausted": "a ScriptedModel was asked for a turn past the end of its plan",
     # memory (memory.manage / memory.query)

@@ -22,10 +22,8 @@ bench loop; an async one is awaited on the loop. A text answer does not end a ch
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.agents import (
     ACTIVE,
     DEFAULT_MAX_ROUNDS,
+    DEFAULT_TEMPLATE,
     PARENT,
     batch_issues,
     check_agent_id,
@@ -42,15 +41,16 @@ from ..core.agents import (
 )
 from ..core.errors import ToolbenchError, ToolError
 from ..core.profile import Profile
-from ..protocols import Exchange, ResultView, decode_calls, encode_history
 from ..tools.agents import TASK_RETURN
+from . import agent_roster
+from .agent_loop import Model, ask, deliver, handoff_text, opening, read_reply, round_messages
 
 if TYPE_CHECKING:
+    from .agent_roster import Child
     from .invocation import Invocation
     from .kernel import Kernel
 
-Model = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
-DEFAULT_AGENT = "general"
+DEFAULT_AGENT = DEFAULT_TEMPLATE
 DENIED = ("agent.child_finish_denied: a delegated task ends only with `task_return`. Call task_return with "
           "your summary (status `failed` if you cannot finish); a text answer is not delivered.")
 
@@ -82,10 +82,13 @@ class _Task:
     runner: asyncio.Task[None] | None = None
     inbox: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation the model sees
+    child: Child | None = None  # the roster child this task runs (LiveAgent form), if any
 
     def view(self) -> dict[str, Any]:
         out: dict[str, Any] = {"taskId": self.id, "agentId": self.agent.id, "title": self.title,
                                "status": self.status, "invocationId": self.invocation.id, "rounds": self.rounds}
+        if self.child is not None:
+            out.update(childId=self.child.id, mode=self.child.mode)
         if self.result is not None:
             out["summary"] = self.result.get("summary", "")
             out["return"] = self.result
@@ -112,6 +115,7 @@ class AgentsService:
         self._handoffs: list[dict[str, Any]] = []
         self._mail: dict[str, list[dict[str, Any]]] = {}  # parent invocation id -> messages to it
         self._mail_read: dict[str, int] = {}
+        self._children: dict[str, Child] = {}  # casefolded child id -> the roster child
         self.define(DEFAULT_AGENT, description="A general-purpose agent with the caller's tools (less delegation "
                     "and finishing); it reports back with task_return.")
 
@@ -183,7 +187,19 @@ class AgentsService:
     def _active(self) -> list[_Task]:
         return [t for t in self._tasks.values() if t.status in ACTIVE]
 
+    def roster(self) -> list[dict[str, Any]]:
+        """The children made with the LiveAgent form (`agents: [{id, ...}]`), by id."""
+        return agent_roster.roster(self)
+
+    def templates(self) -> list[dict[str, str]]:
+        """The enabled templates a LiveAgent-form entry may name: the agent directory."""
+        return agent_roster.templates(self)
+
     # the tools' port ----------------------------------------------------------------------
+    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The LiveAgent form: check the whole batch, then create or resume every child, then start them."""
+        return await agent_roster.delegate_agents(self, parent_id, entries)
+
     async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Check the whole batch, then create every child invocation, then start them all."""
         issues = batch_issues(entries, agents=self._agents, active=len(self._active()),
@@ -197,7 +213,10 @@ class AgentsService:
                                 "kind": "delegate_batch", "status": "rejected",
                                 "issues": [i.to_json() for i in issues], "running": [t.id for t in self._active()],
                                 "agents": list(self._agents)})
-        tasks = [self._create(parent_id, entry) for entry in entries]
+        return self._start([self._create(parent_id, entry) for entry in entries])
+
+    def _start(self, tasks: list[_Task]) -> list[dict[str, Any]]:
+        """Run every task of a checked batch on the loop; their views."""
         loop = asyncio.get_running_loop()
         for t in tasks:
             t.runner = loop.create_task(self._drive(t), name=f"toolbench-{t.invocation.id}")
@@ -205,15 +224,19 @@ class AgentsService:
 
     def _create(self, parent_id: str, entry: Mapping[str, Any]) -> _Task:
         spec = self._agents[entry["agentId"]]
-        brief = dict(entry["task"])
+        return self._new_task(parent_id, spec, dict(entry["task"]), profile=spec.profile)
+
+    def _new_task(self, parent_id: str, spec: AgentSpec, brief: dict[str, Any], *, profile: Profile | None,
+                  child: Child | None = None) -> _Task:
+        """A pending task with its child invocation (`<parent>.task_NNN`, a number not used yet)."""
         while True:
             task_id = f"task_{next(self._task_numbers):03d}"
             if not self._kernel.store.invocation_dir(f"{parent_id}.{task_id}").exists():
                 break
-        inv = self._kernel.new_invocation("chat", f"{parent_id}.{task_id}", profile=spec.profile,
+        inv = self._kernel.new_invocation("chat", f"{parent_id}.{task_id}", profile=profile,
                                           return_mode=TASK_RETURN)
         title = str(brief.get("title") or brief["objective"].strip().splitlines()[0][:80])
-        task = _Task(task_id, spec, parent_id, title, brief, inv)
+        task = _Task(task_id, spec, parent_id, title, brief, inv, child=child)
         self._tasks[task_id] = task
         self._by_invocation[inv.id] = task
         return task
@@ -271,7 +294,7 @@ class AgentsService:
         inv = self._kernel.new_invocation("chat", f"{parent_id}.{handoff_id}", profile=spec.profile)
         record = {"handoffId": handoff_id, "fromInvocation": parent_id, "agentId": agent_id,
                   "invocationId": inv.id, "handoff": dict(brief), "cancelledTasks": [t.id for t in pending],
-                  "brief": _handoff_text(spec, brief)}
+                  "brief": handoff_text(spec, brief)}
         self._handoffs.append(record)
         return record
 
@@ -311,14 +334,14 @@ class AgentsService:
         model = task.agent.model or self.model
         limit = task.agent.max_rounds or self.max_rounds
         tools = inv.snapshot.render("openai")
-        task.messages = _opening(task)
+        task.messages = task.messages or opening(task)
         task.status = "running"
         try:
             for _ in range(limit):
-                task.messages += _deliver(task)
+                task.messages += deliver(task)
                 task.rounds += 1
                 try:
-                    calls, text = _read_reply(await _ask(model, list(task.messages), tools))
+                    calls, text = read_reply(await ask(model, list(task.messages), tools))
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
@@ -327,7 +350,7 @@ class AgentsService:
                     task.messages += [{"role": "assistant", "content": text}, {"role": "user", "content": DENIED}]
                     continue
                 results = await inv.aturn(calls)
-                task.messages += _round_messages(inv.records[-len(results):])
+                task.messages += round_messages(inv.records[-len(results):])
                 if task.result is not None:
                     return self._settle(task, str(task.result.get("status", "completed")))
             self._settle(task, "failed", "agent.child_round_limit",
@@ -355,73 +378,3 @@ class AgentsService:
         active = self._active()
         if active:
             self._kernel.loop.run(self._cancel(active))
-
-
-async def _ask(model: Model | None, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
-    if model is None:
-        raise ToolbenchError("agent.model_missing", "no model: set bench.agents.model")
-    call = getattr(model, "__call__", model)  # noqa: B004 - an instance with an async __call__ counts too
-    if inspect.iscoroutinefunction(model) or inspect.iscoroutinefunction(call):
-        return await model(messages, tools)
-    reply = await asyncio.to_thread(model, messages, tools)
-    return await reply if inspect.isawaitable(reply) else reply
-
-
-def _read_reply(reply: Any) -> tuple[list[tuple[Any, ...]], str]:
-    """(calls, text) from what a model answered; TypeError for anything else."""
-    if isinstance(reply, str):
-        return [], reply
-    if isinstance(reply, Mapping):  # an OpenAI Chat Completions response body
-        decoded = decode_calls("openai", reply)
-        if decoded:
-            return [(c.call_name, c.arguments, c.call_id) for c in decoded], ""
-        message = reply["choices"][0].get("message") or {}
-        return [], str(message.get("content") or "")
-    if isinstance(reply, (list, tuple)):
-        calls = []
-        for call in reply:
-            if not isinstance(call, (tuple, list)) or not 2 <= len(call) <= 3 or not isinstance(call[0], str):
-                raise TypeError(f"a call must be (call_name, arguments[, call_id]), not {call!r}")
-            calls.append(tuple(call))
-        return calls, ""
-    raise TypeError(f"the model answered {type(reply).__name__}; answer calls, a text or a response body")
-
-
-def _opening(task: _Task) -> list[dict[str, Any]]:
-    spec, brief = task.agent, task.task
-    names = task.invocation.snapshot.call_names
-    reach = (" Use `agent_send_message` to reach `parent` or the other tasks." if "agent_send_message" in names else "")
-    system = (f"You are the agent `{spec.id}`: {spec.description}\nYou work on one task (`{task.id}`) delegated "
-              "to you by another agent, with your own tools and call budget. When you are done, call `task_return` "
-              "with a summary (status `failed` if you could not do it): that ends the task and must be the last "
-              f"call of its round. A text answer does not end the task.{reach}")
-    user = f"# {task.title}\n\n{brief['objective']}"
-    for key, label in (("context", "Context"), ("expectedOutput", "Expected output")):
-        if brief.get(key):
-            user += f"\n\n## {label}\n\n{json.dumps(brief[key], ensure_ascii=False, indent=2)}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
-def _deliver(task: _Task) -> list[dict[str, Any]]:
-    mail, task.inbox = task.inbox, []
-    return [{"role": "user", "content": f"Message from `{m['from']}` ({m['channel']}):\n\n{m['message']}"}
-            for m in mail]
-
-
-def _round_messages(records: Sequence[Any]) -> list[dict[str, Any]]:
-    exchanges = [Exchange(call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
-                          result=ResultView(content=r.result.content, is_error=r.result.is_error))
-                 for r in records]
-    return encode_history("openai", [exchanges])
-
-
-def _handoff_text(spec: AgentSpec, brief: Mapping[str, Any]) -> str:
-    lines = [f"# Handoff to `{spec.id}`: {brief.get('title') or 'continue the job'}", "", str(brief["objective"])]
-    for key, label in (("reason", "Reason"), ("contextSummary", "Context")):
-        if brief.get(key):
-            lines += ["", f"## {label}", "", str(brief[key])]
-    for key, label in (("workspaceRefs", "Workspace files"), ("mustPreserve", "Must preserve"),
-                       ("completionCriteria", "Done when")):
-        if brief.get(key):
-            lines += ["", f"## {label}", ""] + [f"- {item}" for item in brief[key]]
-    return "\n".join(lines)

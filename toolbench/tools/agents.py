@@ -18,10 +18,12 @@ from ..core.agents import (
     AWAIT_MODES,
     CHANNELS,
     DEFAULT_AWAIT_MS,
+    DEFAULT_TEMPLATE,
     HANDOFF_TEXT,
     MAX_AWAIT_MS,
     MAX_CHILDREN,
     MAX_PACKET_FIELD,
+    MODES,
     delegate_entries,
     packet_problem,
 )
@@ -36,6 +38,8 @@ class AgentsPort(Protocol):
     """What these tools need from the runtime (`toolbench.runtime.agents.AgentsService`)."""
 
     async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
+    async def delegate_agents(self, parent_id: str,
+                              entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
     async def await_tasks(self, parent_id: str, task_ids: Sequence[str] | None, mode: str,
                           timeout_ms: int) -> dict[str, Any]: ...
     async def handoff(self, parent_id: str, agent_id: str, brief: Mapping[str, Any],
@@ -59,6 +63,22 @@ _TASK = {
     "additionalProperties": False,
 }
 _AGENT_ID = {"type": "string", "minLength": 1, "description": "The agent to run, from the agent directory."}
+_ENTRY = {  # LiveAgent's entry (reference liveagent-tools §8); the rules are core.agents.agents_batch_issues
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": (
+            "A stable id for this sub-agent (a letter or digit, then up to 63 of A-Z a-z 0-9 . _ -). Reusing an "
+            "id resumes that agent's own context.")},
+        "prompt": {"type": "string", "description": "The task, in full (the agent sees nothing else of yours)."},
+        "name": _STR, "role": _STR, "identity": {"type": "string", "description": "Who the agent is."},
+        "template": {"type": "string", "description": "An enabled template (default `general`)."},
+        "mode": {"type": "string", "enum": list(MODES), "description": (
+            "readonly (default for a new agent; a resumed one keeps its last mode): read-only tools only.")},
+        "resume": {"type": "boolean", "description": "false starts the id afresh (default true)."},
+    },
+    "required": ["id", "prompt"],
+    "additionalProperties": False,
+}
 
 DELEGATE = ToolDescriptor(
     id=ToolId.builtin("agent.delegate"),
@@ -67,7 +87,9 @@ DELEGATE = ToolDescriptor(
         "Start a sub-agent on a task; it runs in the background with its own tools and budget and returns "
         "a summary. Give `agentId` and `task`, or `tasks` (a list of {agentId, task}) to start several at "
         f"once: a batch is checked as a whole and nothing starts if any entry is wrong. At most {MAX_CHILDREN} "
-        "sub-agents run at once. Collect results with agent_await."
+        "sub-agents run at once. Or give `agents` (a list of {id, prompt, name?, role?, identity?, template?, "
+        "mode?, resume?}): named sub-agents you can resume by id; name, role, identity and template are fixed "
+        "when an id is first used. Collect results with agent_await."
     ),
     input_schema={
         "type": "object",
@@ -77,6 +99,7 @@ DELEGATE = ToolDescriptor(
             "tasks": {"type": "array", "minItems": 1, "maxItems": MAX_CHILDREN, "items": {
                 "type": "object", "properties": {"agentId": _AGENT_ID, "task": _TASK},
                 "required": ["agentId", "task"], "additionalProperties": False}},
+            "agents": {"type": "array", "minItems": 1, "maxItems": MAX_CHILDREN, "items": _ENTRY},
         },
         "additionalProperties": False,
     },
@@ -199,10 +222,15 @@ def _json(value: Any) -> str:
 
 async def delegate(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     entries = delegate_entries(args)
-    # The caller's run policy first (upstream checks canDelegate before the target).
-    ctx.profile.run.check_delegation("delegate", [str(e.get("agentId", "")) for e in entries])
-    started = await _port(ctx).delegate(ctx.invocation_id, entries)
-    lines = [f"- `{t['taskId']}` ({t['agentId']}): {t['title']}" for t in started]
+    if "agents" in args:
+        # The run policy names templates; an entry without one uses the default template.
+        ctx.profile.run.check_delegation("delegate", [str(e.get("template") or DEFAULT_TEMPLATE) for e in entries])
+        started = await _port(ctx).delegate_agents(ctx.invocation_id, entries)
+    else:
+        # The caller's run policy first (upstream checks canDelegate before the target).
+        ctx.profile.run.check_delegation("delegate", [str(e.get("agentId", "")) for e in entries])
+        started = await _port(ctx).delegate(ctx.invocation_id, entries)
+    lines = [f"- `{t['taskId']}` ({t.get('childId', t['agentId'])}): {t['title']}" for t in started]
     content = (f"Started {len(started)} task{'s' if len(started) != 1 else ''}:\n" + "\n".join(lines)
                + "\nCall agent_await to collect the results.")
     return ToolOutput(content=content, structured={"tasks": started})

@@ -1,0 +1,87 @@
+"""LiveAgent-form delegation for `bench.agents` (reference liveagent-tools §8): a roster of
+children with stable ids, whose identity (name, role, identity, template) is fixed when the id
+is first created and whose private context a later entry with that id resumes (`resume: false`
+starts afresh under the same identity). Templates are the agents of `bench.agents.define`.
+
+A batch is checked whole (`core.agents.agents_batch_issues`) before any child starts; a rejected
+one answers the numbered issues, the roster and the enabled templates. Mode `readonly` (the
+default, and the only one built) gives the child the read-only tools and memory in read-only
+mode; `worktree` is refused with `agent.worktree_unavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..core.agents import ACTIVE, DEFAULT_TEMPLATE, IDENTITY, Known, agents_batch_issues, resolve_template
+from ..core.errors import ToolError
+from .agent_loop import opening, readonly_profile
+
+if TYPE_CHECKING:
+    from .agents import AgentSpec, AgentsService, _Task
+
+
+@dataclass(eq=False)
+class Child:
+    """A roster child: its canonical id, fixed identity, last mode, private context and tasks."""
+
+    id: str
+    identity: dict[str, str | None]
+    mode: str = "readonly"
+    messages: list[dict[str, Any]] = field(default_factory=list)  # its conversation so far
+    tasks: list[str] = field(default_factory=list)
+
+    def view(self, status: str) -> dict[str, Any]:
+        return {"id": self.id, **self.identity, "mode": self.mode, "status": status, "tasks": list(self.tasks)}
+
+
+def roster(svc: AgentsService) -> list[dict[str, Any]]:
+    """Every child created in the LiveAgent form, with its identity and its last task's status."""
+    return [c.view(svc._tasks[c.tasks[-1]].status if c.tasks else "idle") for c in svc._children.values()]
+
+def templates(svc: AgentsService) -> list[dict[str, str]]:
+    """The enabled templates: the agent directory."""
+    return [{"id": a.id, "description": a.description} for a in svc._agents.values()]
+
+async def delegate_agents(svc: AgentsService, parent_id: str,
+                          entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Check the whole `agents` batch, then create and start every child (resuming known ids)."""
+    enabled = list(svc._agents)
+    known = {key: Known(c.id, c.identity, c.mode, busy=any(svc._tasks[t].status in ACTIVE for t in c.tasks))
+             for key, c in svc._children.items()}
+    issues = agents_batch_issues(entries, roster=known, templates=enabled, active=len(svc._active()),
+                                 has_model=lambda a: (svc._agents[a].model or svc.model) is not None)
+    if issues:
+        roster_, offered = roster(svc), templates(svc)
+        lines = "\n".join(f"{n}. {i.line()}" for n, i in enumerate(issues, 1))
+        who = "\n".join(f"- `{c['id']}` ({c['template']}, {c['status']})" for c in roster_) or "- none yet"
+        kinds = "\n".join(f"- `{t['id']}`: {t['description']}" for t in offered)
+        raise ToolError(issues[0].code, f"Nothing was started:\n{lines}\n\nExisting agents (reuse these ids to "
+                        f"resume them):\n{who}\n\nEnabled templates:\n{kinds}", structured={
+                            "kind": "subagent_batch", "status": "rejected",
+                            "issues": [i.to_json() for i in issues], "roster": roster_, "templates": offered})
+    return svc._start([_spawn(svc, parent_id, entry, enabled) for entry in entries])
+
+def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled: list[str]) -> _Task:
+    child = svc._children.get(str(entry["id"]).casefold())
+    if child is None:
+        template = resolve_template(str(entry.get("template") or DEFAULT_TEMPLATE), enabled)
+        identity = {k: (template if k == "template" else entry.get(k)) for k in IDENTITY}
+        child = svc._children[entry["id"].casefold()] = Child(entry["id"], identity)
+    child.mode = str(entry.get("mode") or child.mode)
+    spec: AgentSpec = svc._agents[str(child.identity["template"])]
+    profile = readonly_profile(spec.profile or svc._kernel.profile,
+                               {d.id: d for d in svc._kernel.catalog()})
+    prompt = str(entry["prompt"])
+    task = svc._new_task(parent_id, spec, {"objective": prompt}, profile=profile, child=child)
+    task.invocation.state.memory_read_only = True  # readonly: memory.manage refuses its writes
+    if entry.get("resume", True) and child.messages:
+        # Resume: the child's own conversation so far, then the new prompt.
+        task.messages = child.messages
+        task.messages.append({"role": "user", "content": f"# {task.title}\n\n{prompt}"})
+    else:  # the first task, or resume false: a fresh private context under the same identity
+        task.messages = child.messages = opening(task)
+    child.tasks.append(task.id)
+    return task
