@@ -5,18 +5,21 @@ starts afresh under the same identity). Templates are the agents of `bench.agent
 
 A batch is checked whole (`core.agents.agents_batch_issues`) before any child starts; a rejected
 one answers the numbered issues, the roster and the enabled templates. Mode `readonly` (the
-default, and the only one built) gives the child the read-only tools and memory in read-only
-mode; `worktree` is refused with `agent.worktree_unavailable`.
+default) gives the child the read-only tools and memory in read-only mode; `worktree` runs it
+with the file and shell tools in a git worktree of the workspace (`runtime.worktrees`), whose
+changes are applied or kept as the entry's `apply_policy` says when the child settles.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.agents import ACTIVE, DEFAULT_TEMPLATE, IDENTITY, Known, agents_batch_issues, resolve_template
 from ..core.errors import ToolError
+from . import worktrees
 from .agent_loop import opening, readonly_profile
 
 if TYPE_CHECKING:
@@ -51,8 +54,12 @@ async def delegate_agents(svc: AgentsService, parent_id: str,
     enabled = list(svc._agents)
     known = {key: Known(c.id, c.identity, c.mode, busy=any(svc._tasks[t].status in ACTIVE for t in c.tasks))
              for key, c in svc._children.items()}
+    wants_tree = any((e.get("mode") or (known[str(e.get("id", "")).casefold()].mode
+                                        if str(e.get("id", "")).casefold() in known else "")) == "worktree"
+                     for e in entries)
     issues = agents_batch_issues(entries, roster=known, templates=enabled, active=len(svc._active()),
-                                 has_model=lambda a: (svc._agents[a].model or svc.model) is not None)
+                                 has_model=lambda a: (svc._agents[a].model or svc.model) is not None,
+                                 git_repository=wants_tree and worktrees.is_repository(svc._kernel.workspace))
     if issues:
         roster_, offered = roster(svc), templates(svc)
         lines = "\n".join(f"{n}. {i.line()}" for n, i in enumerate(issues, 1))
@@ -72,11 +79,21 @@ def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled
         child = svc._children[entry["id"].casefold()] = Child(entry["id"], identity)
     child.mode = str(entry.get("mode") or child.mode)
     spec: AgentSpec = svc._agents[str(child.identity["template"])]
-    profile = readonly_profile(spec.profile or svc._kernel.profile,
-                               {d.id: d for d in svc._kernel.catalog()})
+    profile = spec.profile or svc._kernel.profile
+    tree = None
+    if child.mode == "worktree":  # the caller's file and shell tools, on a worktree of HEAD
+        home = svc._kernel.workspace
+        tree = worktrees.create(home, home / ".toolbench" / "worktrees" / f"{child.id}-{secrets.token_hex(4)}",
+                                policy=str(entry.get("apply_policy") or "none"),
+                                allowed=tuple(dict.fromkeys(entry.get("allowed_output_paths") or ())),
+                                retain=bool(entry.get("retain_worktree", False)))
+    else:
+        profile = readonly_profile(profile, {d.id: d for d in svc._kernel.catalog()})
     prompt = str(entry["prompt"])
-    task = svc._new_task(parent_id, spec, {"objective": prompt}, profile=profile, child=child)
-    task.invocation.state.memory_read_only = True  # readonly: memory.manage refuses its writes
+    task = svc._new_task(parent_id, spec, {"objective": prompt}, profile=profile, child=child,
+                         workspace=tree.path if tree else None)
+    task.worktree = tree
+    task.invocation.state.memory_read_only = True  # both modes: memory.manage refuses its writes
     if entry.get("resume", True) and child.messages:
         # Resume: the child's own conversation so far, then the new prompt.
         task.messages = child.messages

@@ -73,8 +73,15 @@ _ENTRY = {  # LiveAgent's entry (reference liveagent-tools §8); the rules are c
         "name": _STR, "role": _STR, "identity": {"type": "string", "description": "Who the agent is."},
         "template": {"type": "string", "description": "An enabled template (default `general`)."},
         "mode": {"type": "string", "enum": list(MODES), "description": (
-            "readonly (default for a new agent; a resumed one keeps its last mode): read-only tools only.")},
+            "readonly (default for a new agent; a resumed one keeps its last mode): read-only tools only. "
+            "worktree: file and shell tools in a git worktree of the workspace (needs a git repository).")},
         "resume": {"type": "boolean", "description": "false starts the id afresh (default true)."},
+        "apply_policy": {"type": "string", "enum": ["none", "explicit", "auto"], "description": (
+            "worktree only: none (default) keeps the changes in the worktree; auto copies them into the workspace "
+            "when the agent completes; explicit does so only if every changed file is in allowed_output_paths.")},
+        "allowed_output_paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": (
+            "With apply_policy explicit: workspace paths (folders, files or globs with *, **/ and ?).")},
+        "retain_worktree": {"type": "boolean", "description": "Keep the worktree after the agent (default false)."},
     },
     "required": ["id", "prompt"],
     "additionalProperties": False,
@@ -88,7 +95,8 @@ DELEGATE = ToolDescriptor(
         "a summary. Give `agentId` and `task`, or `tasks` (a list of {agentId, task}) to start several at "
         f"once: a batch is checked as a whole and nothing starts if any entry is wrong. At most {MAX_CHILDREN} "
         "sub-agents run at once. Or give `agents` (a list of {id, prompt, name?, role?, identity?, template?, "
-        "mode?, resume?}): named sub-agents you can resume by id; name, role, identity and template are fixed "
+        "mode?, resume?, apply_policy?, allowed_output_paths?, retain_worktree?}): named sub-agents you can "
+        "resume by id; name, role, identity and template are fixed "
         "when an id is first used. Collect results with agent_await."
     ),
     input_schema={
