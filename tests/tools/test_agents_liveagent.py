@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from agents_support import WAIT, GatedModel, parent_profile, returning
 
-from toolbench.core.agents import MAX_CHILDREN, Known, agents_batch_issues
+from toolbench.core.agents import MAX_CHILDREN, Known, agents_batch_issues, batch_concurrency
 from toolbench.core.errors import CODES
 from toolbench.testing import ScriptedModel
 
@@ -175,3 +175,9 @@ def test_a_template_without_a_model_is_refused(make_bench):
     result = spawn(bench.invocation(id="inv_root"), entry())
     assert result.is_error and result.error_code == "agent.model_missing"
     assert bench.agents.tasks() == []
+
+
+@pytest.mark.parametrize(("count", "value", "runs"), [(2, 99, 2), (2, 0, 1), (3, None, 3), (5, 2.7, 2), (1, -3, 1)])
+def test_concurrency_is_clamped_as_upstream(count, value, runs):
+    # upstream's cases: 2 agents with 99 -> 2; 0 -> 1; 3 agents and no value -> 3
+    assert batch_concurrency(count, value) == runs

@@ -8,6 +8,7 @@ each rule is tested alone and kept in one place.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -88,6 +89,8 @@ def delegate_entries(args: Mapping[str, Any]) -> list[dict[str, Any]]:
             raise ToolError("tool.invalid_arguments",
                             "Give `agents` (LiveAgent entries) alone, without `agentId`, `task` or `tasks`.")
         return [dict(entry) for entry in args["agents"]]
+    if "concurrency" in args:
+        raise ToolError("tool.invalid_arguments", "`concurrency` goes with `agents` (LiveAgent entries) only.")
     if single and "tasks" in args:
         raise ToolError("tool.invalid_arguments",
                         "Give either `agentId` with `task` (one task) or `tasks` (a batch), not both.")
@@ -134,6 +137,13 @@ class Known:
     identity: Mapping[str, str | None]
     mode: str
     busy: bool = False
+
+
+def batch_concurrency(count: int, value: float | None) -> int:
+    """How many children of an `agents` batch run at once (reference §8):
+    `min(count, clamp(floor(value), 1, 8))`, the default 8 (so the batch size)."""
+    wanted = MAX_CHILDREN if value is None else max(1, min(math.floor(value), MAX_CHILDREN))
+    return max(1, min(count, wanted))
 
 
 APPLY_POLICIES: Final = ("none", "explicit", "auto")

@@ -17,7 +17,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.agents import ACTIVE, DEFAULT_TEMPLATE, IDENTITY, Known, agents_batch_issues, resolve_template
+from ..core.agents import (
+    ACTIVE,
+    DEFAULT_TEMPLATE,
+    IDENTITY,
+    Known,
+    agents_batch_issues,
+    batch_concurrency,
+    resolve_template,
+)
 from ..core.errors import ToolError
 from . import worktrees
 from .agent_loop import opening, readonly_profile
@@ -48,8 +56,8 @@ def templates(svc: AgentsService) -> list[dict[str, str]]:
     """The enabled templates: the agent directory."""
     return [{"id": a.id, "description": a.description} for a in svc._agents.values()]
 
-async def delegate_agents(svc: AgentsService, parent_id: str,
-                          entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[Mapping[str, Any]],
+                          concurrency: float | None = None) -> list[dict[str, Any]]:
     """Check the whole `agents` batch, then create and start every child (resuming known ids)."""
     enabled = list(svc._agents)
     known = {key: Known(c.id, c.identity, c.mode, busy=any(svc._tasks[t].status in ACTIVE for t in c.tasks))
@@ -69,7 +77,8 @@ async def delegate_agents(svc: AgentsService, parent_id: str,
                         f"resume them):\n{who}\n\nEnabled templates:\n{kinds}", structured={
                             "kind": "subagent_batch", "status": "rejected",
                             "issues": [i.to_json() for i in issues], "roster": roster_, "templates": offered})
-    return svc._start([_spawn(svc, parent_id, entry, enabled) for entry in entries])
+    tasks = [_spawn(svc, parent_id, entry, enabled) for entry in entries]
+    return svc._start(tasks, batch_concurrency(len(tasks), concurrency))
 
 def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled: list[str]) -> _Task:
     child = svc._children.get(str(entry["id"]).casefold())

@@ -200,9 +200,11 @@ class AgentsService:
         return agent_roster.templates(self)
 
     # the tools' port ----------------------------------------------------------------------
-    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """The LiveAgent form: check the whole batch, then create or resume every child, then start them."""
-        return await agent_roster.delegate_agents(self, parent_id, entries)
+    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]],
+                              concurrency: float | None = None) -> list[dict[str, Any]]:
+        """The LiveAgent form: check the whole batch, then create or resume every child, then start
+        them, at most `concurrency` at once (core.agents.batch_concurrency)."""
+        return await agent_roster.delegate_agents(self, parent_id, entries, concurrency)
 
     async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Check the whole batch, then create every child invocation, then start them all."""
@@ -219,12 +221,23 @@ class AgentsService:
                                 "agents": list(self._agents)})
         return self._start([self._create(parent_id, entry) for entry in entries])
 
-    def _start(self, tasks: list[_Task]) -> list[dict[str, Any]]:
-        """Run every task of a checked batch on the loop; their views."""
+    def _start(self, tasks: list[_Task], limit: int | None = None) -> list[dict[str, Any]]:
+        """Run every task of a checked batch on the loop, at most `limit` at once (the rest stay
+        pending until a slot frees); their views."""
         loop = asyncio.get_running_loop()
+        slots = asyncio.Semaphore(limit) if limit is not None and limit < len(tasks) else None
         for t in tasks:
-            t.runner = loop.create_task(self._drive(t), name=f"toolbench-{t.invocation.id}")
+            t.runner = loop.create_task(self._drive(t) if slots is None else self._queued(slots, t),
+                                        name=f"toolbench-{t.invocation.id}")
         return [t.view() for t in tasks]
+
+    async def _queued(self, slots: asyncio.Semaphore, task: _Task) -> None:
+        try:
+            async with slots:
+                await self._drive(task)
+        except asyncio.CancelledError:  # cancelled while waiting for a slot
+            if task.status in ACTIVE:
+                self._settle(task, "cancelled", "agent.task_cancelled", "The task was cancelled before it returned.")
 
     def _create(self, parent_id: str, entry: Mapping[str, Any]) -> _Task:
         spec = self._agents[entry["agentId"]]

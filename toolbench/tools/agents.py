@@ -38,8 +38,8 @@ class AgentsPort(Protocol):
     """What these tools need from the runtime (`toolbench.runtime.agents.AgentsService`)."""
 
     async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
-    async def delegate_agents(self, parent_id: str,
-                              entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
+    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]],
+                              concurrency: float | None = None) -> list[dict[str, Any]]: ...
     async def await_tasks(self, parent_id: str, task_ids: Sequence[str] | None, mode: str,
                           timeout_ms: int) -> dict[str, Any]: ...
     async def handoff(self, parent_id: str, agent_id: str, brief: Mapping[str, Any],
@@ -108,6 +108,8 @@ DELEGATE = ToolDescriptor(
                 "type": "object", "properties": {"agentId": _AGENT_ID, "task": _TASK},
                 "required": ["agentId", "task"], "additionalProperties": False}},
             "agents": {"type": "array", "minItems": 1, "maxItems": MAX_CHILDREN, "items": _ENTRY},
+            "concurrency": {"type": "number", "description": (
+                f"With `agents`: how many run at once (1 to {MAX_CHILDREN}; default all of them).")},
         },
         "additionalProperties": False,
     },
@@ -233,7 +235,7 @@ async def delegate(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if "agents" in args:
         # The run policy names templates; an entry without one uses the default template.
         ctx.profile.run.check_delegation("delegate", [str(e.get("template") or DEFAULT_TEMPLATE) for e in entries])
-        started = await _port(ctx).delegate_agents(ctx.invocation_id, entries)
+        started = await _port(ctx).delegate_agents(ctx.invocation_id, entries, args.get("concurrency"))
     else:
         # The caller's run policy first (upstream checks canDelegate before the target).
         ctx.profile.run.check_delegation("delegate", [str(e.get("agentId", "")) for e in entries])
