@@ -147,3 +147,25 @@ def test_a_workspace_that_is_not_a_git_repository_is_refused_before_any_child_st
     assert result.is_error and result.structured["status"] == "rejected"
     assert [i["code"] for i in result.structured["issues"]] == ["agent.worktree_unavailable"]
     assert bench.agents.tasks() == [] and model.requests == []
+
+
+def test_a_worktree_that_cannot_be_made_starts_nothing(bench, repo):
+    (repo / ".toolbench").mkdir(exist_ok=True)
+    (repo / ".toolbench" / "worktrees").write_text("in the way")  # so no worktree folder can be made
+    model = ScriptedModel([])
+    bench.agents.model = model
+    inv = bench.invocation(id="inv_root")
+    result = inv.call("agent_delegate", {"agents": [{"id": "ok", "prompt": "Look."},
+                                                    {"id": "maker", "prompt": "Write.", "mode": "worktree"}]})
+    assert result.is_error and result.error_code == "agent.provision_failed"
+    assert bench.agents.tasks() == [] and model.requests == [] and worktrees(repo) == []
+
+
+def test_the_shell_runs_in_the_worktree_and_its_changes_are_applied(make_bench, repo):
+    bench = make_bench(profile=parent_profile("builtin:workspace.shell"), seed=1)
+    model = ScriptedModel([[("workspace_shell", {"command": "cat work/notes.md; echo made > work/shell.txt"})],
+                           [("task_return", {"summary": "ran"})]])
+    task = run(bench, model, apply_policy="auto")
+    assert "original" in model.requests[1].messages[-1]["content"]
+    assert task["worktree"]["changedFiles"] == ["work/shell.txt"] and task["worktree"]["applied"] is True
+    assert (repo / "work" / "shell.txt").read_text() == "made\n"

@@ -187,6 +187,7 @@ CODES: dict[str, str] = {
     "agent.worktree_unavailable": "a delegate entry asks for mode worktree but the workspace is not a git "
     "repository with a commit",
     "agent.output_path_outside_workspace": "an allowed_output_paths entry is absolute or leaves the workspace",
+    "agent.provision_failed": "a worktree for a delegate entry could not be made; nothing was started",
     "agent.worktree_failed": "a git command for a worktree child failed (add, status or remove)",
     "agent.unavailable": "the agent tools ran without the bench's agents service",
     "testing.script_exhausted": "a ScriptedModel was asked for a turn past the end of its plan",
