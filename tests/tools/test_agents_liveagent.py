@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from agents_support import WAIT, GatedModel, parent_profile, returning
 
-from toolbench.core.agents import MAX_CHILDREN, Known, agents_batch_issues
+from toolbench.core.agents import MAX_CHILDREN, Known, agents_batch_issues, batch_concurrency
 from toolbench.core.errors import CODES
 from toolbench.testing import ScriptedModel
 
@@ -32,15 +32,17 @@ def parent(bench):
     return bench.invocation(id="inv_root")
 
 
-def codes(entries, roster=None, templates=("general",), active=0):
+def codes(entries, roster=None, templates=("general",), active=0, git=False):
     return [(i.code, i.entry) for i in agents_batch_issues(entries, roster=roster or {}, templates=list(templates),
-                                                           active=active, has_model=lambda t: True)]
+                                                           active=active, has_model=lambda t: True,
+                                                           git_repository=git)]
 
 
 # --- the pure rules -----------------------------------------------------------------------
 def test_every_new_code_is_listed():
     for code in ("agent.duplicate_agent_id", "agent.unknown_template", "agent.identity_conflict",
-                 "agent.child_busy", "agent.worktree_unavailable"):
+                 "agent.child_busy", "agent.worktree_unavailable", "agent.output_path_outside_workspace",
+                 "agent.worktree_failed"):
         assert code in CODES
 
 
@@ -80,8 +82,28 @@ def test_a_child_still_working_cannot_be_resumed():
     assert codes([entry("a1")], roster) == [("agent.child_busy", 1)]
 
 
-def test_worktree_mode_is_refused_as_not_built_yet():
+def test_worktree_mode_needs_a_git_repository():
     assert codes([entry(mode="worktree")]) == [("agent.worktree_unavailable", 1)]
+    assert codes([entry(mode="worktree")], git=True) == []
+
+
+def test_apply_policy_is_valid_only_with_worktree():
+    assert codes([entry(apply_policy="auto")], git=True) == [("tool.invalid_arguments", 1)]
+    assert codes([entry(mode="worktree", apply_policy="auto")], git=True) == []
+
+
+def test_allowed_output_paths_need_explicit_and_explicit_needs_them():
+    assert codes([entry(mode="worktree", apply_policy="auto", allowed_output_paths=["out"])], git=True) == [
+        ("tool.invalid_arguments", 1)]
+    assert codes([entry(mode="worktree", apply_policy="explicit")], git=True) == [("tool.invalid_arguments", 1)]
+    assert codes([entry(mode="worktree", apply_policy="explicit", allowed_output_paths=["out", "a/*.md"])],
+                 git=True) == []
+
+
+@pytest.mark.parametrize("path", ["/etc", "../up", "a/../../up", "C:/x"])
+def test_an_allowed_output_path_outside_the_workspace_is_an_issue(path):
+    assert codes([entry(mode="worktree", apply_policy="explicit", allowed_output_paths=[path])], git=True) == [
+        ("agent.output_path_outside_workspace", 1)]
 
 
 def test_at_most_eight_children_run_at_once():
@@ -153,3 +175,9 @@ def test_a_template_without_a_model_is_refused(make_bench):
     result = spawn(bench.invocation(id="inv_root"), entry())
     assert result.is_error and result.error_code == "agent.model_missing"
     assert bench.agents.tasks() == []
+
+
+@pytest.mark.parametrize(("count", "value", "runs"), [(2, 99, 2), (2, 0, 1), (3, None, 3), (5, 2.7, 2), (1, -3, 1)])
+def test_concurrency_is_clamped_as_upstream(count, value, runs):
+    # upstream's cases: 2 agents with 99 -> 2; 0 -> 1; 3 agents and no value -> 3
+    assert batch_concurrency(count, value) == runs

@@ -8,9 +8,11 @@ each rule is tested alone and kept in one place.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any, Final, Literal
 
 from .errors import ToolError
@@ -87,6 +89,8 @@ def delegate_entries(args: Mapping[str, Any]) -> list[dict[str, Any]]:
             raise ToolError("tool.invalid_arguments",
                             "Give `agents` (LiveAgent entries) alone, without `agentId`, `task` or `tasks`.")
         return [dict(entry) for entry in args["agents"]]
+    if "concurrency" in args:
+        raise ToolError("tool.invalid_arguments", "`concurrency` goes with `agents` (LiveAgent entries) only.")
     if single and "tasks" in args:
         raise ToolError("tool.invalid_arguments",
                         "Give either `agentId` with `task` (one task) or `tasks` (a batch), not both.")
@@ -135,6 +139,45 @@ class Known:
     busy: bool = False
 
 
+def batch_concurrency(count: int, value: float | None) -> int:
+    """How many children of an `agents` batch run at once (reference §8):
+    `min(count, clamp(floor(value), 1, 8))`, the default 8 (so the batch size)."""
+    wanted = MAX_CHILDREN if value is None else max(1, min(math.floor(value), MAX_CHILDREN))
+    return max(1, min(count, wanted))
+
+
+APPLY_POLICIES: Final = ("none", "explicit", "auto")
+
+
+def worktree_issues(entry: Mapping[str, Any], mode: str, git_repository: bool) -> list[tuple[str, str]]:
+    """(code, message) for an entry's worktree fields (reference §8): apply_policy only with mode
+    worktree, allowed_output_paths only with (and required by) explicit, each inside the workspace,
+    and mode worktree only on a git repository."""
+    out: list[tuple[str, str]] = []
+    policy = entry.get("apply_policy")
+    paths = entry.get("allowed_output_paths")
+    if mode == "worktree" and not git_repository:
+        out.append(("agent.worktree_unavailable", "mode `worktree` needs the workspace to be a git repository "
+                    "with a commit; use `readonly`"))
+    if policy is not None and mode != "worktree":
+        out.append(("tool.invalid_arguments", "`apply_policy` is valid only with mode `worktree`"))
+    if paths is not None and policy != "explicit":
+        out.append(("tool.invalid_arguments", "`allowed_output_paths` requires apply_policy `explicit`"))
+    if policy == "explicit" and not paths:
+        out.append(("tool.invalid_arguments", "apply_policy `explicit` needs at least one allowed_output_paths entry"))
+    for raw in paths or ():
+        parts = PurePosixPath(str(raw).replace("\\", "/")).parts
+        depth = 0
+        for part in parts:
+            depth += -1 if part == ".." else 0 if part == "." else 1
+            if depth < 0:
+                break
+        if not str(raw).strip() or str(raw).startswith("/") or depth < 0 or re.match(r"[A-Za-z]:", str(raw)):
+            out.append(("agent.output_path_outside_workspace",
+                        f"allowed output path `{raw}` must be a relative path inside the workspace"))
+    return out
+
+
 def resolve_template(value: str, templates: Sequence[str]) -> str | None:
     """The enabled template `value` names (by id, case-insensitively), or None."""
     folded = value.casefold()
@@ -143,11 +186,13 @@ def resolve_template(value: str, templates: Sequence[str]) -> str | None:
 
 def agents_batch_issues(entries: Sequence[Mapping[str, Any]], *, roster: Mapping[str, Known],
                         templates: Sequence[str], active: int,
-                        has_model: Callable[[str], bool]) -> list[Issue]:
+                        has_model: Callable[[str], bool], git_repository: bool = False) -> list[Issue]:
     """Every problem of a LiveAgent-form batch (`agents: [{id, prompt, ...}]`, reference §8).
 
     `roster` maps a casefolded child id to what is known of it; `templates` are the enabled
-    template ids; `active` the children pending or running. The schema has checked the types."""
+    template ids; `active` the children pending or running; `git_repository` whether the
+    workspace is a git repository with a commit (mode worktree needs one). The schema has
+    checked the types."""
     issues: list[Issue] = []
     seen: set[str] = set()
     for n, entry in enumerate(entries, 1):
@@ -188,8 +233,9 @@ def agents_batch_issues(entries: Sequence[Mapping[str, Any]], *, roster: Mapping
         mode = entry.get("mode") or (known.mode if known else "readonly")
         if mode not in MODES:
             add("tool.invalid_arguments", f"`mode` must be one of {', '.join(MODES)}")
-        elif mode == "worktree":
-            add("agent.worktree_unavailable", "mode `worktree` is not built yet in toolbench; use `readonly`")
+        else:
+            for code, message in worktree_issues(entry, mode, git_repository):
+                add(code, message)
     if active + len(entries) > MAX_CHILDREN:
         issues.append(Issue("agent.child_limit_reached", len(entries), "",
                             f"{active} children are running and this batch adds {len(entries)}; at most "

@@ -184,7 +184,11 @@ CODES: dict[str, str] = {
     "agent.unknown_template": "a delegate entry names a template that is not enabled in bench.agents",
     "agent.identity_conflict": "a delegate entry gives a name, role, identity or template other than the child's",
     "agent.child_busy": "a delegate entry resumes a child that is still pending or running",
-    "agent.worktree_unavailable": "a delegate entry asks for mode worktree, which toolbench does not build yet",
+    "agent.worktree_unavailable": "a delegate entry asks for mode worktree but the workspace is not a git "
+    "repository with a commit",
+    "agent.output_path_outside_workspace": "an allowed_output_paths entry is absolute or leaves the workspace",
+    "agent.provision_failed": "a worktree for a delegate entry could not be made; nothing was started",
+    "agent.worktree_failed": "a git command for a worktree child failed (add, status or remove)",
     "agent.unavailable": "the agent tools ran without the bench's agents service",
     "testing.script_exhausted": "a ScriptedModel was asked for a turn past the end of its plan",
     # memory (memory.manage / memory.query)

@@ -62,7 +62,8 @@ def opening(task: _Task) -> list[dict[str, Any]]:
               f"call of its round. A text answer does not end the task.{reach}")
     if task.child is not None:
         who = task.child.identity
-        system += f"\nYour agent id is `{task.child.id}` (mode {task.child.mode}; read-only tools only)."
+        where = "read-only tools only" if task.child.mode == "readonly" else "your own git worktree of the workspace"
+        system += f"\nYour agent id is `{task.child.id}` (mode {task.child.mode}; {where})."
         system += "".join(f"\nYour {k}: {who[k]}" for k in ("name", "role", "identity") if who.get(k))
     user = f"# {task.title}\n\n{brief['objective']}"
     for key, label in (("context", "Context"), ("expectedOutput", "Expected output")):

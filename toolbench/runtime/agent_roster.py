@@ -5,18 +5,30 @@ starts afresh under the same identity). Templates are the agents of `bench.agent
 
 A batch is checked whole (`core.agents.agents_batch_issues`) before any child starts; a rejected
 one answers the numbered issues, the roster and the enabled templates. Mode `readonly` (the
-default, and the only one built) gives the child the read-only tools and memory in read-only
-mode; `worktree` is refused with `agent.worktree_unavailable`.
+default) gives the child the read-only tools and memory in read-only mode; `worktree` runs it
+with the file and shell tools in a git worktree of the workspace (`runtime.worktrees`), whose
+changes are applied or kept as the entry's `apply_policy` says when the child settles.
 """
 
 from __future__ import annotations
 
+import contextlib
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.agents import ACTIVE, DEFAULT_TEMPLATE, IDENTITY, Known, agents_batch_issues, resolve_template
-from ..core.errors import ToolError
+from ..core.agents import (
+    ACTIVE,
+    DEFAULT_TEMPLATE,
+    IDENTITY,
+    Known,
+    agents_batch_issues,
+    batch_concurrency,
+    resolve_template,
+)
+from ..core.errors import ToolbenchError, ToolError
+from . import worktrees
 from .agent_loop import opening, readonly_profile
 
 if TYPE_CHECKING:
@@ -45,14 +57,16 @@ def templates(svc: AgentsService) -> list[dict[str, str]]:
     """The enabled templates: the agent directory."""
     return [{"id": a.id, "description": a.description} for a in svc._agents.values()]
 
-async def delegate_agents(svc: AgentsService, parent_id: str,
-                          entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[Mapping[str, Any]],
+                          concurrency: float | None = None) -> list[dict[str, Any]]:
     """Check the whole `agents` batch, then create and start every child (resuming known ids)."""
     enabled = list(svc._agents)
     known = {key: Known(c.id, c.identity, c.mode, busy=any(svc._tasks[t].status in ACTIVE for t in c.tasks))
              for key, c in svc._children.items()}
+    wants_tree = any(_mode(e, known) == "worktree" for e in entries)
     issues = agents_batch_issues(entries, roster=known, templates=enabled, active=len(svc._active()),
-                                 has_model=lambda a: (svc._agents[a].model or svc.model) is not None)
+                                 has_model=lambda a: (svc._agents[a].model or svc.model) is not None,
+                                 git_repository=wants_tree and worktrees.is_repository(svc._kernel.workspace))
     if issues:
         roster_, offered = roster(svc), templates(svc)
         lines = "\n".join(f"{n}. {i.line()}" for n, i in enumerate(issues, 1))
@@ -62,9 +76,37 @@ async def delegate_agents(svc: AgentsService, parent_id: str,
                         f"resume them):\n{who}\n\nEnabled templates:\n{kinds}", structured={
                             "kind": "subagent_batch", "status": "rejected",
                             "issues": [i.to_json() for i in issues], "roster": roster_, "templates": offered})
-    return svc._start([_spawn(svc, parent_id, entry, enabled) for entry in entries])
+    trees = _provision(svc, [e for e in entries if _mode(e, known) == "worktree"])
+    tasks = [_spawn(svc, parent_id, entry, enabled, trees.get(id(entry))) for entry in entries]
+    return svc._start(tasks, batch_concurrency(len(tasks), concurrency))
 
-def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled: list[str]) -> _Task:
+def _mode(entry: Mapping[str, Any], known: Mapping[str, Known]) -> str:
+    """The entry's mode: given, else the known child's last one, else readonly."""
+    last = known.get(str(entry.get("id", "")).casefold())
+    return str(entry.get("mode") or (last.mode if last else "readonly"))
+
+def _provision(svc: AgentsService, entries: Sequence[Mapping[str, Any]]) -> dict[int, worktrees.Worktree]:
+    """A worktree for every worktree entry (keyed by the entry's id()), all made before any child
+    exists: when git fails for one, those made are removed and nothing starts."""
+    home = svc._kernel.workspace
+    made: dict[int, worktrees.Worktree] = {}
+    try:
+        for entry in entries:
+            made[id(entry)] = worktrees.create(
+                home, home / ".toolbench" / "worktrees" / f"{entry['id']}-{secrets.token_hex(4)}",
+                policy=str(entry.get("apply_policy") or "none"),
+                allowed=tuple(dict.fromkeys(entry.get("allowed_output_paths") or ())),
+                retain=bool(entry.get("retain_worktree", False)))
+    except (ToolbenchError, OSError) as exc:
+        for tree in made.values():
+            with contextlib.suppress(ToolbenchError):
+                worktrees.remove(tree)
+        raise ToolError("agent.provision_failed", f"Nothing was started: a worktree could not be made "
+                        f"({exc})") from exc
+    return made
+
+def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled: list[str],
+           tree: worktrees.Worktree | None) -> _Task:
     child = svc._children.get(str(entry["id"]).casefold())
     if child is None:
         template = resolve_template(str(entry.get("template") or DEFAULT_TEMPLATE), enabled)
@@ -72,11 +114,14 @@ def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled
         child = svc._children[entry["id"].casefold()] = Child(entry["id"], identity)
     child.mode = str(entry.get("mode") or child.mode)
     spec: AgentSpec = svc._agents[str(child.identity["template"])]
-    profile = readonly_profile(spec.profile or svc._kernel.profile,
-                               {d.id: d for d in svc._kernel.catalog()})
+    profile = spec.profile or svc._kernel.profile
+    if tree is None:  # readonly; a worktree child keeps the caller's file and shell tools
+        profile = readonly_profile(profile, {d.id: d for d in svc._kernel.catalog()})
     prompt = str(entry["prompt"])
-    task = svc._new_task(parent_id, spec, {"objective": prompt}, profile=profile, child=child)
-    task.invocation.state.memory_read_only = True  # readonly: memory.manage refuses its writes
+    task = svc._new_task(parent_id, spec, {"objective": prompt}, profile=profile, child=child,
+                         workspace=tree.path if tree else None)
+    task.worktree = tree
+    task.invocation.state.memory_read_only = True  # both modes: memory.manage refuses its writes
     if entry.get("resume", True) and child.messages:
         # Resume: the child's own conversation so far, then the new prompt.
         task.messages = child.messages

@@ -42,13 +42,14 @@ from ..core.agents import (
 from ..core.errors import ToolbenchError, ToolError
 from ..core.profile import Profile
 from ..tools.agents import TASK_RETURN
-from . import agent_roster
+from . import agent_roster, worktrees
 from .agent_loop import Model, ask, deliver, handoff_text, opening, read_reply, round_messages
 
 if TYPE_CHECKING:
     from .agent_roster import Child
     from .invocation import Invocation
     from .kernel import Kernel
+    from .worktrees import Worktree
 
 DEFAULT_AGENT = DEFAULT_TEMPLATE
 DENIED = ("agent.child_finish_denied: a delegated task ends only with `task_return`. Call task_return with "
@@ -83,6 +84,7 @@ class _Task:
     inbox: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation the model sees
     child: Child | None = None  # the roster child this task runs (LiveAgent form), if any
+    worktree: Worktree | None = None  # a worktree child's git worktree and what became of it
 
     def view(self) -> dict[str, Any]:
         out: dict[str, Any] = {"taskId": self.id, "agentId": self.agent.id, "title": self.title,
@@ -94,6 +96,8 @@ class _Task:
             out["return"] = self.result
         if self.error is not None:
             out["error"] = self.error
+        if self.worktree is not None:
+            out["worktree"] = self.worktree.view()
         return out
 
 
@@ -196,9 +200,11 @@ class AgentsService:
         return agent_roster.templates(self)
 
     # the tools' port ----------------------------------------------------------------------
-    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """The LiveAgent form: check the whole batch, then create or resume every child, then start them."""
-        return await agent_roster.delegate_agents(self, parent_id, entries)
+    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]],
+                              concurrency: float | None = None) -> list[dict[str, Any]]:
+        """The LiveAgent form: check the whole batch, then create or resume every child, then start
+        them, at most `concurrency` at once (core.agents.batch_concurrency)."""
+        return await agent_roster.delegate_agents(self, parent_id, entries, concurrency)
 
     async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Check the whole batch, then create every child invocation, then start them all."""
@@ -215,26 +221,37 @@ class AgentsService:
                                 "agents": list(self._agents)})
         return self._start([self._create(parent_id, entry) for entry in entries])
 
-    def _start(self, tasks: list[_Task]) -> list[dict[str, Any]]:
-        """Run every task of a checked batch on the loop; their views."""
+    def _start(self, tasks: list[_Task], limit: int | None = None) -> list[dict[str, Any]]:
+        """Run every task of a checked batch on the loop, at most `limit` at once (the rest stay
+        pending until a slot frees); their views."""
         loop = asyncio.get_running_loop()
+        slots = asyncio.Semaphore(limit) if limit is not None and limit < len(tasks) else None
         for t in tasks:
-            t.runner = loop.create_task(self._drive(t), name=f"toolbench-{t.invocation.id}")
+            t.runner = loop.create_task(self._drive(t) if slots is None else self._queued(slots, t),
+                                        name=f"toolbench-{t.invocation.id}")
         return [t.view() for t in tasks]
+
+    async def _queued(self, slots: asyncio.Semaphore, task: _Task) -> None:
+        try:
+            async with slots:
+                await self._drive(task)
+        except asyncio.CancelledError:  # cancelled while waiting for a slot
+            if task.status in ACTIVE:
+                self._settle(task, "cancelled", "agent.task_cancelled", "The task was cancelled before it returned.")
 
     def _create(self, parent_id: str, entry: Mapping[str, Any]) -> _Task:
         spec = self._agents[entry["agentId"]]
         return self._new_task(parent_id, spec, dict(entry["task"]), profile=spec.profile)
 
     def _new_task(self, parent_id: str, spec: AgentSpec, brief: dict[str, Any], *, profile: Profile | None,
-                  child: Child | None = None) -> _Task:
+                  child: Child | None = None, workspace: Path | None = None) -> _Task:
         """A pending task with its child invocation (`<parent>.task_NNN`, a number not used yet)."""
         while True:
             task_id = f"task_{next(self._task_numbers):03d}"
             if not self._kernel.store.invocation_dir(f"{parent_id}.{task_id}").exists():
                 break
         inv = self._kernel.new_invocation("chat", f"{parent_id}.{task_id}", profile=profile,
-                                          return_mode=TASK_RETURN)
+                                          return_mode=TASK_RETURN, workspace=workspace)
         title = str(brief.get("title") or brief["objective"].strip().splitlines()[0][:80])
         task = _Task(task_id, spec, parent_id, title, brief, inv, child=child)
         self._tasks[task_id] = task
@@ -364,6 +381,8 @@ class AgentsService:
         task.status = status
         if code is not None:
             task.error = {"code": code, "message": message}
+        if task.worktree is not None:  # apply or keep its changes before the parent can see it settled
+            worktrees.finish(task.worktree, completed=status == "completed")
         self._done_order.append(task.id)
 
     async def _cancel(self, tasks: Sequence[_Task]) -> None:

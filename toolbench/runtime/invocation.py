@@ -436,7 +436,7 @@ class Invocation:
         ask = source.permission(tool_id) == "ask"
         if source.checks_arguments or ask:  # nobody is asked to approve a call that would be refused anyway
             check_arguments(step.binding.descriptor.input_schema, args)
-        ctx = ToolContext(workspace=self._kernel.workspace, profile=self.profile, rng=self._rng(),
+        ctx = ToolContext(workspace=self.state.root or self._kernel.workspace, profile=self.profile, rng=self._rng(),
                           invocation_id=self.id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self.state, agents=self._kernel.agents,
                           cancel=self._cancel, stop=self._stop,

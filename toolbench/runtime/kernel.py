@@ -111,8 +111,10 @@ class Kernel:
 
     # invocations --------------------------------------------------------------------------
     def new_invocation(self, scene: Scene, invocation_id: str, *, profile: Profile | None = None,
-                       return_mode: ToolDescriptor | None = None) -> Invocation:
-        """An invocation on `profile` (default: the current one); `return_mode` makes a delegated child."""
+                       return_mode: ToolDescriptor | None = None, workspace: Path | None = None) -> Invocation:
+        """An invocation on `profile` (default: the current one); `return_mode` makes a delegated child;
+        `workspace` is the folder its tools see instead of the bench's (a worktree child's), while
+        its records stay in the bench's store."""
         self.check_open()
         if self.store.invocation_dir(invocation_id).exists():
             raise ToolbenchError("bench.misuse", f"invocation `{invocation_id}` exists; reopen it with "
@@ -123,6 +125,7 @@ class Kernel:
                            unavailable=self.sources.diagnostics(), return_mode=return_mode)
         make_folders(self.store.invocation_dir(invocation_id))
         inv = Invocation.create(self, snapshot, profile, self._inputs())
+        inv.state.root = workspace
         self.invocations.append(inv)
         return inv
 

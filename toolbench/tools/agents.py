@@ -38,8 +38,8 @@ class AgentsPort(Protocol):
     """What these tools need from the runtime (`toolbench.runtime.agents.AgentsService`)."""
 
     async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
-    async def delegate_agents(self, parent_id: str,
-                              entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
+    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]],
+                              concurrency: float | None = None) -> list[dict[str, Any]]: ...
     async def await_tasks(self, parent_id: str, task_ids: Sequence[str] | None, mode: str,
                           timeout_ms: int) -> dict[str, Any]: ...
     async def handoff(self, parent_id: str, agent_id: str, brief: Mapping[str, Any],
@@ -73,8 +73,15 @@ _ENTRY = {  # LiveAgent's entry (reference liveagent-tools §8); the rules are c
         "name": _STR, "role": _STR, "identity": {"type": "string", "description": "Who the agent is."},
         "template": {"type": "string", "description": "An enabled template (default `general`)."},
         "mode": {"type": "string", "enum": list(MODES), "description": (
-            "readonly (default for a new agent; a resumed one keeps its last mode): read-only tools only.")},
+            "readonly (default for a new agent; a resumed one keeps its last mode): read-only tools only. "
+            "worktree: file and shell tools in a git worktree of the workspace (needs a git repository).")},
         "resume": {"type": "boolean", "description": "false starts the id afresh (default true)."},
+        "apply_policy": {"type": "string", "enum": ["none", "explicit", "auto"], "description": (
+            "worktree only: none (default) keeps the changes in the worktree; auto copies them into the workspace "
+            "when the agent completes; explicit does so only if every changed file is in allowed_output_paths.")},
+        "allowed_output_paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": (
+            "With apply_policy explicit: workspace paths (folders, files or globs with *, **/ and ?).")},
+        "retain_worktree": {"type": "boolean", "description": "Keep the worktree after the agent (default false)."},
     },
     "required": ["id", "prompt"],
     "additionalProperties": False,
@@ -88,7 +95,8 @@ DELEGATE = ToolDescriptor(
         "a summary. Give `agentId` and `task`, or `tasks` (a list of {agentId, task}) to start several at "
         f"once: a batch is checked as a whole and nothing starts if any entry is wrong. At most {MAX_CHILDREN} "
         "sub-agents run at once. Or give `agents` (a list of {id, prompt, name?, role?, identity?, template?, "
-        "mode?, resume?}): named sub-agents you can resume by id; name, role, identity and template are fixed "
+        "mode?, resume?, apply_policy?, allowed_output_paths?, retain_worktree?}): named sub-agents you can "
+        "resume by id; name, role, identity and template are fixed "
         "when an id is first used. Collect results with agent_await."
     ),
     input_schema={
@@ -100,6 +108,8 @@ DELEGATE = ToolDescriptor(
                 "type": "object", "properties": {"agentId": _AGENT_ID, "task": _TASK},
                 "required": ["agentId", "task"], "additionalProperties": False}},
             "agents": {"type": "array", "minItems": 1, "maxItems": MAX_CHILDREN, "items": _ENTRY},
+            "concurrency": {"type": "number", "description": (
+                f"With `agents`: how many run at once (1 to {MAX_CHILDREN}; default all of them).")},
         },
         "additionalProperties": False,
     },
@@ -225,7 +235,7 @@ async def delegate(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if "agents" in args:
         # The run policy names templates; an entry without one uses the default template.
         ctx.profile.run.check_delegation("delegate", [str(e.get("template") or DEFAULT_TEMPLATE) for e in entries])
-        started = await _port(ctx).delegate_agents(ctx.invocation_id, entries)
+        started = await _port(ctx).delegate_agents(ctx.invocation_id, entries, args.get("concurrency"))
     else:
         # The caller's run policy first (upstream checks canDelegate before the target).
         ctx.profile.run.check_delegation("delegate", [str(e.get("agentId", "")) for e in entries])

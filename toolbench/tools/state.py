@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import random
     from datetime import datetime
+    from pathlib import Path
 
     from ..core.memory_settings import MemorySettings
     from .chat_history import ChatHistory
@@ -50,3 +51,6 @@ class InvocationState:
     memory_store: tuple[tuple[str, MemorySettings], MemoryStore] | None = None
     memory_clock: Callable[[], datetime] | None = None
     memory_read_only: bool = False
+    # The folder the tools see as the workspace when it is not the bench's (a worktree child's);
+    # the records stay in the bench's store either way.
+    root: Path | None = None
