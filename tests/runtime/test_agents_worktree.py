@@ -169,3 +169,20 @@ def test_the_shell_runs_in_the_worktree_and_its_changes_are_applied(make_bench, 
     assert "original" in model.requests[1].messages[-1]["content"]
     assert task["worktree"]["changedFiles"] == ["work/shell.txt"] and task["worktree"]["applied"] is True
     assert (repo / "work" / "shell.txt").read_text() == "made\n"
+
+
+def test_a_change_through_a_link_in_the_workspace_applies_nothing(tmp_path: Path) -> None:
+    """The worktree's changes are copied only along real folders: a workspace folder that is a
+    link out (or a link in the worktree) keeps every change in the worktree."""
+    from toolbench.runtime.worktrees import Worktree, apply
+
+    repo, tree = tmp_path / "repo", tmp_path / "tree"
+    outside = tmp_path / "outside"
+    for folder in (repo, tree / "work", outside):
+        folder.mkdir(parents=True)
+    (repo / "work").symlink_to(outside)
+    (tree / "work" / "a.md").write_text("new")
+    worktree = Worktree(repo=repo, path=tree, policy="auto", changed=["work/a.md"])
+    with pytest.raises(OSError):
+        apply(worktree)
+    assert list(outside.iterdir()) == []

@@ -7,7 +7,6 @@ Git runs through subprocess with an argument list and a timeout, never a shell s
 from __future__ import annotations
 
 import fnmatch
-import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ToolbenchError
+from ..core.fileio import write_atomic
 
 GIT_TIMEOUT = 60.0  # seconds for one git command
 IGNORED = frozenset({".DS_Store", "Thumbs.db", "Desktop.ini"})  # never counted as changes (upstream)
@@ -120,14 +120,26 @@ def decide(tree: Worktree) -> bool:
 
 
 def apply(tree: Worktree) -> None:
-    """Copy every changed file into the workspace; a file the child deleted is deleted there."""
+    """Copy every changed file into the workspace (atomically, each); a file the child deleted is
+    deleted there. Nothing goes through a link on either side: a changed path that does raises
+    OSError before any file is copied, and the worktree is kept for a look."""
+    for rel in tree.changed:
+        if _through_link(tree.path, rel) or _through_link(tree.repo, rel):
+            raise OSError(f"`{rel}` goes through a link; no change was applied")
     for rel in tree.changed:
         src, dst = tree.path / rel, tree.repo / rel
         if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            write_atomic(dst, src.read_bytes())
         elif dst.is_file():
             dst.unlink()
+
+
+def _through_link(root: Path, rel: str) -> bool:
+    """Whether `root/rel`, or a folder on the way to it, is a symbolic link."""
+    parts = Path(rel).parts
+    if any(part in ("..", "/") for part in parts):
+        return True
+    return any(root.joinpath(*parts[:i]).is_symlink() for i in range(1, len(parts) + 1))
 
 
 def remove(tree: Worktree) -> None:
