@@ -183,8 +183,10 @@ class _Writer:
             return _NEVER  # \b\B
         boundary = c.AT_BOUNDARY in gaps
         if flags & c.SRE_FLAG_ASCII:
+            if not boundary:  # RE2 checks assertions between bytes: inside `é` there is no boundary
+                raise Unsupported("`\\B` under `(?a)`: use `\\B` without it, or `\\b`")
             self.ascii_gaps += 1
-            return r"\b" if boundary else r"\B"
+            return r"\b"
         self.unicode_gaps += 1
         if self.relaxed:
             return ""
