@@ -89,6 +89,7 @@ class Invocation:
         self.state = state  # per-invocation tool state (read states, todos, the published output, ...)
         self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
         self._round_hooks = kernel.sources.round_end_hooks([b.tool_id for b in snapshot.bindings])
+        self._mcp_port = McpManagePort(kernel, snapshot)  # mcp.manage's; it depends on the snapshot only
         self._turns: dict[int, AssistantTurn] = {}  # round -> the provider's assistant turn (respond)
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
@@ -440,7 +441,7 @@ class Invocation:
                           invocation_id=self.id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self.state, agents=self._kernel.agents,
                           cancel=self._cancel, stop=self._stop,
-                          mcp=McpManagePort(self._kernel, self.snapshot),
+                          mcp=self._mcp_port if source is self._kernel.builtins else None,
                           tools=self._nested_calls(step) if source is self._kernel.builtins else None)
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)

@@ -71,7 +71,7 @@ class McpManagePort:
 
     @property
     def writable(self) -> bool:
-        snapshot = self._snapshot  # read on use: a port is made for every call, most never ask
+        snapshot = self._snapshot  # read on use: one port per invocation, most never ask
         child = any(b.tool_id in INJECTED for b in snapshot.bindings)  # task.return: a delegated child
         return snapshot.scene == "chat" and not child
 
