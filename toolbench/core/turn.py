@@ -82,14 +82,10 @@ class Turn:
         """Raise the recoverable error a call of `call_name` gets in this round, if any. A
         `nested` call (a script's, through the shell bridge) is held to the round's tools only:
         the choice was about the model's own call."""
-        if nested:
-            if call_name not in self.names:
-                raise ToolError("model.tool_not_in_turn", f"`{call_name}` is not offered in this round.")
-            return
-        if self.choice == "none":
+        if not nested and self.choice == "none":
             raise ToolError("model.tool_choice_violation", "This round allows no tool calls (tool choice `none`); "
                             "answer without calling a tool.")
-        if self.specific is not None and call_name != self.specific:
+        if not nested and self.specific is not None and call_name != self.specific:
             raise ToolError("model.tool_choice_violation", f"This round must call `{self.specific}` "
                             "(the request's tool choice); call it instead.")
         if call_name not in self.names:
