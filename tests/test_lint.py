@@ -35,7 +35,7 @@ def test_the_import_contracts_are_kept() -> None:
 def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
     """The contracts bite: a core module that imports the runtime breaks the layers contract."""
     package = tmp_path / "toolbench"
-    for module in ("core", "runtime", "tools", "protocols", "mcp", "widgets"):
+    for module in ("core", "runtime", "tools", "protocols", "mcp", "models", "widgets"):
         (package / module).mkdir(parents=True)
         (package / module / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")

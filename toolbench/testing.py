@@ -11,17 +11,23 @@ A turn is a list of `(call_name, arguments)` pairs (a third item sets the call i
 (a text answer). The model records what it was given (`model.requests`); asking it for a turn
 past the end of its plan raises `ToolbenchError("testing.script_exhausted")`, which fails the
 task it drives with that message.
+
+It is a `toolbench.models.Model` too, so `inv.run(ScriptedModel([...]), prompt)` runs offline:
+each turn is answered as a response body of its `protocol` (default `"openai"`; also
+`"openai-responses"`, `"anthropic"`, `"gemini"`), and `model.bodies` holds the requests.
 """
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .core.arguments import MISSING
 from .core.errors import ToolbenchError
+from .models import Anthropic, Gemini, Model, ModelReply, OpenAIChat, OpenAIResponses, reader_for
 
 Turn = str | list[tuple[Any, ...]]
 
@@ -42,20 +48,50 @@ class ModelRequest:
 class ScriptedModel:
     """Plays a planned list of turns, in order, one per request, whoever asks."""
 
-    def __init__(self, turns: Sequence[Turn]) -> None:
+    model = "scripted"
+
+    def __init__(self, turns: Sequence[Turn], *, protocol: str = "openai") -> None:
+        if protocol not in _ANSWERS:
+            raise ToolbenchError("bench.misuse", f"a scripted model answers as one of {', '.join(_ANSWERS)}, "
+                                 f"not {protocol!r}")
         self._turns: list[Turn] = [_check_turn(n, t) for n, t in enumerate(turns, 1)]
+        self.protocol = protocol
         self.requests: list[ModelRequest] = []
+        self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()  # sync models run in worker threads
+        self._shape = _ADAPTERS[protocol]
 
     def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        return self._next(ModelRequest(list(messages), list(tools)))
+
+    def _next(self, request: ModelRequest, body: dict[str, Any] | None = None) -> Turn:
         with self._lock:
             n = len(self.requests)
             if n >= len(self._turns):
                 raise ToolbenchError("testing.script_exhausted",
                                      f"the script has {len(self._turns)} turns and turn {n + 1} was asked for")
-            self.requests.append(ModelRequest(list(messages), list(tools)))
+            self.requests.append(request)
+            if body is not None:
+                self.bodies.append(body)
             turn = self._turns[n]
         return turn if isinstance(turn, str) else list(turn)
+
+    # toolbench.models.Model -------------------------------------------------------------------
+    def user_message(self, text: str) -> dict[str, Any]:
+        return self._shape.user_message(text)
+
+    def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
+                tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
+        return self._shape.request(system=system, messages=messages, tools=tools, tool_choice=tool_choice)
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        n = len(self.requests) + 1
+        messages = body.get("messages", body.get("input", body.get("contents", [])))
+        turn = self._next(ModelRequest(list(messages), list(body.get("tools", []))), body)
+        return _ANSWERS[self.protocol](turn, n)
+
+    def read(self, body: Mapping[str, Any]) -> ModelReply:
+        return reader_for(self.protocol)(body)
 
     @property
     def remaining(self) -> int:
@@ -63,6 +99,74 @@ class ScriptedModel:
 
     def __repr__(self) -> str:
         return f"ScriptedModel({len(self._turns)} turns, {self.remaining} left)"
+
+
+def _wire(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps({} if arguments is MISSING else arguments)
+
+
+def _object(arguments: Any) -> Any:
+    """Anthropic and Gemini send arguments as an object: raw text that is one is parsed."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments  # sent as is: the runtime answers with tool.invalid_arguments
+    return {} if arguments is MISSING else arguments
+
+
+def _chat(turn: Turn, n: int) -> dict[str, Any]:
+    if isinstance(turn, str):
+        message: dict[str, Any] = {"role": "assistant", "content": turn}
+        finish = "stop"
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": c[2] if len(c) > 2 else f"call_{n}_{i}", "type": "function",
+             "function": {"name": c[0], "arguments": _wire(c[1])}} for i, c in enumerate(turn, 1)]}
+        finish = "tool_calls"
+    return {"id": f"chatcmpl-scripted-{n}", "object": "chat.completion", "created": 0, "model": "scripted",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+
+
+def _responses(turn: Turn, n: int) -> dict[str, Any]:
+    if isinstance(turn, str):
+        output: list[dict[str, Any]] = [{"type": "message", "id": f"msg_{n}", "role": "assistant", "status":
+                                         "completed", "content": [{"type": "output_text", "text": turn,
+                                                                   "annotations": []}]}]
+    else:
+        output = [{"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c[2] if len(c) > 2 else f"call_{n}_{i}",
+                   "name": c[0], "arguments": _wire(c[1]), "status": "completed"} for i, c in enumerate(turn, 1)]
+    return {"id": f"resp_scripted_{n}", "object": "response", "status": "completed", "model": "scripted",
+            "output": output}
+
+
+def _anthropic(turn: Turn, n: int) -> dict[str, Any]:
+    if isinstance(turn, str):
+        content: list[dict[str, Any]] = [{"type": "text", "text": turn}]
+    else:
+        content = [{"type": "tool_use", "id": c[2] if len(c) > 2 else f"toolu_{n}_{i}", "name": c[0],
+                    "input": _object(c[1])} for i, c in enumerate(turn, 1)]
+    return {"id": f"msg_scripted_{n}", "type": "message", "role": "assistant", "model": "scripted",
+            "content": content, "stop_reason": "end_turn" if isinstance(turn, str) else "tool_use"}
+
+
+def _gemini(turn: Turn, n: int) -> dict[str, Any]:
+    if isinstance(turn, str):
+        parts: list[dict[str, Any]] = [{"text": turn}]
+    else:
+        parts = [{"functionCall": {"name": c[0], "args": _object(c[1]), **({"id": c[2]} if len(c) > 2 else {})}}
+                 for c in turn]
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+            "modelVersion": "scripted"}
+
+
+_ANSWERS = {"openai": _chat, "openai-responses": _responses, "anthropic": _anthropic, "gemini": _gemini}
+
+
+# The request bodies a scripted model is given: the real adapters' (no client: they never send).
+_ADAPTERS: dict[str, Model] = {
+    "openai": OpenAIChat(None, "scripted"), "openai-responses": OpenAIResponses(None, "scripted"),
+    "anthropic": Anthropic(None, "scripted", max_tokens=1024), "gemini": Gemini(None, "scripted")}
 
 
 def _check_turn(n: int, turn: Any) -> Turn:

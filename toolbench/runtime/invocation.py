@@ -15,7 +15,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -46,8 +46,10 @@ from .store import args_path, audit_path, dumps
 if TYPE_CHECKING:
     import pandas
 
+    from ..models import Model
     from ..protocols.types import AssistantTurn, Exchange, Provider
     from .kernel import Kernel
+    from .run import Run, RunRound
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
 # What a provider can hand over as a call's arguments; anything else is a Python object.
@@ -176,8 +178,9 @@ class Invocation:
                    "elapsed_ms", "content_chars", "externalized"]
         return pandas.DataFrame([r.row() for r in self._records], columns=columns)
 
-    def transcript(self, protocol: str | Provider) -> list[dict[str, Any]]:
-        """The calls and results as that provider's message history, every call paired.
+    def transcript(self, protocol: str | Provider, *, rounds: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """The calls and results as that provider's message history, every call paired
+        (`rounds`: only those round numbers; a run sends its own rounds).
 
         A round that came from `respond` with this protocol is replayed with its assistant turn
         as the provider sent it (thinking blocks, reasoning items, thought signatures, text).
@@ -185,12 +188,14 @@ class Invocation:
         result's text lists them (`render_result` shows one result per provider)."""
         from ..protocols import encode_history
 
-        rounds: dict[int, list[Exchange]] = {}
+        wanted = None if rounds is None else set(rounds)
+        by_round: dict[int, list[Exchange]] = {}
         for r in self._records:
-            if r.via is None:  # a nested call (the shell bridge) is not the model's
-                rounds.setdefault(r.round, []).append(self._exchange(r))
-        order = sorted(rounds)
-        return encode_history(protocol, [rounds[k] for k in order], turns=[self._turns.get(k) for k in order])
+            # a nested call (the shell bridge) is not the model's
+            if r.via is None and (wanted is None or r.round in wanted):
+                by_round.setdefault(r.round, []).append(self._exchange(r))
+        order = sorted(by_round)
+        return encode_history(protocol, [by_round[k] for k in order], turns=[self._turns.get(k) for k in order])
 
     def render_result(self, result: ToolResult | str, protocol: str | Provider | None = None) -> Any:
         """What the model gets for one call's result (a `ToolResult` of this invocation, or its
@@ -226,6 +231,16 @@ class Invocation:
         The round's assistant turn goes to the run log before its calls run, so `transcript`
         replays it, after a reopen too. A response that is not that provider's shape, a refusal
         or a cut output raises `ToolbenchError` (model.*) and uses no round."""
+        round_no, calls, turn = self._decoded_round(protocol, response, contract)
+        return self._turn_in(round_no, calls, turn)
+
+    async def arespond(self, protocol: str | Provider, response: Any, *,
+                       contract: TurnContract | None = None) -> list[ToolResult]:
+        round_no, calls, turn = self._decoded_round(protocol, response, contract)
+        return await self._aturn_in(round_no, calls, turn)
+
+    def _decoded_round(self, protocol: str | Provider, response: Any,
+                       contract: TurnContract | None) -> tuple[int, list[Call], Turn | None]:
         from ..protocols import decode_response
 
         self._check_open()
@@ -236,7 +251,34 @@ class Invocation:
             if decoded.assistant is not None and decoded.calls:
                 self._log.append(turn_entry(round_no, decoded.assistant))
                 self._turns[round_no] = decoded.assistant
-        return self._turn_in(round_no, [(c.call_name, c.arguments, c.call_id) for c in decoded.calls], turn)
+        return round_no, [(c.call_name, c.arguments, c.call_id) for c in decoded.calls], turn
+
+    # a model in the loop (runtime/run.py) ---------------------------------------------------
+    def run(self, model: Model, prompt: str, *, system: str | None = None, max_rounds: int | None = None,
+            contract: TurnContract | None = None, on_round: Callable[[Run, RunRound], Any] | None = None) -> Run:
+        """Let `model` (a `toolbench.models` adapter) drive this invocation from `prompt`: each
+        answer's calls run as one round, their results go back, until the model answers without
+        calls, a completion tool ends the task, `max_rounds` (default `profile.run.max_rounds`)
+        or the call budget runs out, or the provider errs (`Run.error`; never raised).
+        `on_round(run, round)` is called after each round, on the bench loop's thread."""
+        return self._kernel.loop.run(self.arun(model, prompt, system=system, max_rounds=max_rounds,
+                                               contract=contract, on_round=on_round))
+
+    async def arun(self, model: Model, prompt: str, *, system: str | None = None, max_rounds: int | None = None,
+                   contract: TurnContract | None = None,
+                   on_round: Callable[[Run, RunRound], Any] | None = None) -> Run:
+        from .run import run_model
+
+        self._check_open()
+        return await run_model(self, self._log, model, prompt, system=system, max_rounds=max_rounds,
+                               contract=contract, on_round=on_round)
+
+    @property
+    def runs(self) -> list[Run]:
+        """The runs of this invocation, read back from its run log (after a reopen too)."""
+        from .run import read_runs
+
+        return read_runs(self, read_log(self._dir))
 
     # calling ------------------------------------------------------------------------------
     def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None,
@@ -266,7 +308,9 @@ class Invocation:
 
     async def aturn(self, calls: Sequence[Call], *, contract: TurnContract | None = None) -> list[ToolResult]:
         turn = self._apply(contract)
-        round_no = self._next_round()
+        return await self._aturn_in(self._next_round(), calls, turn)
+
+    async def _aturn_in(self, round_no: int, calls: Sequence[Call], turn: Turn | None) -> list[ToolResult]:
         try:
             return [await self._arun(self._begin(round_no, *self._unpack(c), last=i == len(calls) - 1, turn=turn))
                     for i, c in enumerate(calls)]

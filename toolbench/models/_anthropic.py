@@ -1,0 +1,48 @@
+"""Anthropic's Messages API through the official `anthropic` client (sync or async)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._base import ModelReply, call_sdk, raw_json, texts, usage_of, with_options
+
+
+def read_messages(body: Mapping[str, Any]) -> ModelReply:
+    stop = body.get("stop_reason")
+    return ModelReply(dict(body), texts(body.get("content"), "type", "text"), usage_of(body.get("usage")),
+                      stop if isinstance(stop, str) else None)
+
+
+class Anthropic:
+    """`Anthropic(anthropic.Anthropic(), "claude-sonnet-4-5", max_tokens=1024)`; other options
+    (`thinking={"type": "enabled", "budget_tokens": 2048}`, `temperature`, ...) go into every
+    request body. Thinking blocks come back in the transcript as they were sent, signature and
+    all, so a follow-up request with thinking on is accepted."""
+
+    protocol = "anthropic"
+
+    def __init__(self, client: Any, model: str, *, max_tokens: int, **options: Any) -> None:
+        self.client, self.model, self.max_tokens, self.options = client, model, max_tokens, options
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        return {"role": "user", "content": text}
+
+    def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
+                tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": list(messages)}
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = list(tools)
+        if tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        return with_options(body, self.options)
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        return raw_json(await call_sdk(self.client.messages.with_raw_response.create, **body))
+
+    read = staticmethod(read_messages)
+
+    def __repr__(self) -> str:
+        return f"Anthropic({self.model!r})"

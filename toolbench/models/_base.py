@@ -1,0 +1,145 @@
+"""What a model is to a run: a provider protocol, a request body built from the run's state,
+one send through the provider's SDK, and a pure reading of the reply body.
+
+The request and the reply are plain JSON bodies in the provider's own wire shape, so a run
+records exactly what went over the wire and `bench.replay` reads the same bodies back. An
+adapter holds no conversation: the run owns the transcript and builds every request anew.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..core.errors import ToolbenchError
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    """A provider's answer: the response body as received, and what a run reads from it."""
+
+    body: dict[str, Any]
+    text: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    finish: str | None = None  # the provider's own stop/finish reason
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model a run can drive. `protocol` is a provider name of `toolbench.protocols.names()`."""
+
+    @property
+    def protocol(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        """The provider's user message (or input item, or content) holding `text`."""
+        ...
+
+    def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
+                tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
+        """The request body for one round: the conversation so far, the tools, the choice
+        (`None`: the provider's default, and no tools sent when there are none)."""
+        ...
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Send `body` and return the response body; raise `ModelError` for what the provider
+        or its SDK reports (authentication, limits, timeouts, a refused request)."""
+        ...
+
+    def read(self, body: Mapping[str, Any]) -> ModelReply:
+        """The reply's text, usage and finish reason (pure: replays read recorded bodies)."""
+        ...
+
+
+class ModelError(ToolbenchError):
+    """A provider or SDK failure, with the provider's message and, when it gave one, the HTTP status."""
+
+    def __init__(self, code: str, message: str, *, status: int | None = None) -> None:
+        super().__init__(code, message)
+        self.status = status
+
+
+def provider_error(exc: BaseException) -> ModelError:
+    """The coded error for what an SDK raised (OpenAI's, Anthropic's and google-genai's errors
+    share the shape this reads: a status code, a message; timeouts and connection errors by name)."""
+    if isinstance(exc, ModelError):
+        return exc
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        code_attr = getattr(exc, "code", None)  # google.genai.errors.APIError
+        status = code_attr if isinstance(code_attr, int) else None
+    message = str(getattr(exc, "message", None) or exc) or name
+    if "Timeout" in name:
+        return ModelError("model.provider_timeout", f"the provider did not answer in time ({name}): {message}")
+    if status is None and ("Connection" in name or "Connect" in name):
+        return ModelError("model.provider_unreachable", f"cannot reach the provider ({name}): {message}")
+    if status in (401, 403):
+        return ModelError("model.provider_auth", f"the provider refused the credentials ({status}): {message}",
+                          status=status)
+    if status == 429:
+        return ModelError("model.provider_rate_limited", f"rate limited ({status}): {message}", status=status)
+    if status is not None and 400 <= status < 500:
+        return ModelError("model.request_rejected", f"the provider rejected the request ({status}): {message}",
+                          status=status)
+    where = f" ({status})" if status is not None else f" ({name})"
+    return ModelError("model.provider_error", f"the provider failed{where}: {message}", status=status)
+
+
+async def call_sdk(method: Callable[..., Any], **kwargs: Any) -> Any:
+    """Call an SDK method, awaiting an async client's and running a sync client's in a worker
+    thread (the run loop stays free); any failure becomes a `ModelError`."""
+    try:
+        if inspect.iscoroutinefunction(method):
+            return await method(**kwargs)
+        reply = await asyncio.to_thread(method, **kwargs)
+        return await reply if inspect.isawaitable(reply) else reply
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise provider_error(exc) from exc
+
+
+def raw_json(raw: Any) -> dict[str, Any]:
+    """The body of a `with_raw_response` answer (OpenAI, Anthropic) exactly as received."""
+    try:
+        body = json.loads(raw.text)
+    except (ValueError, AttributeError) as exc:
+        raise ModelError("model.invalid_response", f"the provider's answer is not JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise ModelError("model.invalid_response", "the provider's answer is not a JSON object")
+    return body
+
+
+def with_options(base: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with the adapter's request options merged in; the run's own fields win."""
+    return {**options, **base}
+
+
+def texts(parts: Any, kind_key: str, kind: str, text_key: str = "text") -> str:
+    """The concatenated text of the parts of one kind (robust to any shape: a reply is data)."""
+    if not isinstance(parts, list):
+        return ""
+    return "".join(str(p.get(text_key) or "") for p in parts
+                   if isinstance(p, dict) and (p.get(kind_key) == kind if kind_key else True))
+
+
+def first(value: Any, *keys: Any) -> Any:
+    """value[k1][k2]..., or None where a step is missing or of the wrong type."""
+    for key in keys:
+        if isinstance(key, int):
+            value = value[key] if isinstance(value, list) and len(value) > key else None
+        else:
+            value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def usage_of(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}

@@ -1,0 +1,79 @@
+"""Gemini's generateContent through the official `google-genai` client.
+
+The recorded request is the REST body (`contents`, `systemInstruction`, `tools`, `toolConfig`,
+`generationConfig`), the one the SDK sends; the adapter hands its parts to
+`client.models.generate_content` (or `client.aio.models...` when `aio=True`) as the SDK's
+config, which takes the same camelCase names. The reply is the SDK's response dumped back to
+its REST form (the SDK parses the body; fields it does not know are not kept)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._base import ModelError, ModelReply, call_sdk, first, usage_of
+
+# generateContent's top-level fields besides contents; every other option is a generationConfig field.
+_TOP_LEVEL = frozenset({"safetySettings", "cachedContent", "labels"})
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def read_generate(body: Mapping[str, Any]) -> ModelReply:
+    parts = first(dict(body), "candidates", 0, "content", "parts")
+    text = "".join(str(p.get("text") or "") for p in parts
+                   if isinstance(p, dict) and not p.get("thought")) if isinstance(parts, list) else ""
+    finish = first(dict(body), "candidates", 0, "finishReason")
+    return ModelReply(dict(body), text, usage_of(body.get("usageMetadata")),
+                      finish if isinstance(finish, str) else None)
+
+
+class Gemini:
+    """`Gemini(genai.Client(), "gemini-2.5-flash", temperature=0, thinking_config={...})`;
+    options are GenerateContentConfig fields (snake_case or camelCase). `aio=True` uses the
+    client's async face."""
+
+    protocol = "gemini"
+
+    def __init__(self, client: Any, model: str, *, aio: bool = False, **options: Any) -> None:
+        self.client, self.model, self.aio = client, model, aio
+        self.options = {_camel(k): v for k, v in options.items()}
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        return {"role": "user", "parts": [{"text": text}]}
+
+    def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
+                tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"contents": list(messages)}
+        if system:
+            body["systemInstruction"] = {"parts": [{"text": system}]}
+        if tools:
+            body["tools"] = list(tools)
+        if tool_choice is not None:
+            body["toolConfig"] = tool_choice
+        body.update({k: v for k, v in self.options.items() if k in _TOP_LEVEL})
+        generation = {k: v for k, v in self.options.items() if k not in _TOP_LEVEL}
+        if generation:
+            body["generationConfig"] = generation
+        return body
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        config = {k: v for k, v in body.items() if k not in ("contents", "generationConfig")}
+        config.update(body.get("generationConfig") or {})
+        models = self.client.aio.models if self.aio else self.client.models
+        response = await call_sdk(models.generate_content, model=self.model, contents=body["contents"],
+                                  config=config or None)
+        try:
+            dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        except AttributeError as exc:
+            raise ModelError("model.invalid_response", f"the SDK answered {type(response).__name__}") from exc
+        dumped.pop("sdkHttpResponse", None)
+        return dict(dumped)
+
+    read = staticmethod(read_generate)
+
+    def __repr__(self) -> str:
+        return f"Gemini({self.model!r})"

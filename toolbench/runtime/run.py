@@ -1,0 +1,269 @@
+"""A model in the loop: `inv.run(model, prompt)` sends, decodes, runs the calls as one round,
+sends the results back, until the model answers without calls or a stop rule holds.
+
+Each round's request and response bodies go to the invocation's run log as they happen, so a
+run reopens with the invocation (`inv.runs`) and `bench.replay` can take it. What the provider
+or its SDK reports (authentication, rate limits, timeouts, a refused request, a refusal, a body
+that is not the provider's shape) ends the run with `stop_reason="provider_error"` and a coded
+`Run.error`; it never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import ToolbenchError
+from ..core.results import ToolResult
+from ..core.turn import TurnContract
+from ..models import Model
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .invocation import Invocation
+    from .records import RunLog
+
+# Why a run ended (api.md): the model answered without calls; a completion tool ended the task;
+# the rounds or the call budget ran out; the provider erred; the invocation is blocked (an
+# outcome is unknown); the user stopped it.
+STOP_REASONS = ("final", "completion_tool", "max_rounds", "budget", "provider_error", "blocked", "stopped")
+
+
+@dataclass(frozen=True, slots=True)
+class RunError:
+    """What ended a run with `provider_error`: the code, the provider's text, the run round."""
+
+    code: str
+    message: str
+    round: int
+    status: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "round": self.round, "status": self.status}
+
+
+@dataclass(frozen=True, slots=True)
+class RunRound:
+    """One request and its answer. `results` are the calls' results in order (none for a final
+    answer); `invocation_round` is the round number the calls ran as in the invocation."""
+
+    index: int
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    results: tuple[ToolResult, ...] = ()
+    invocation_round: int | None = None
+    text: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    finish: str | None = None
+    error: RunError | None = None
+    elapsed_ms: float = 0.0
+
+
+@dataclass
+class Run:
+    """A model's run over one invocation (`inv.run`); `inv.runs` reads them back from the log."""
+
+    id: str
+    protocol: str
+    model: str
+    prompt: str
+    system: str | None = None
+    rounds: list[RunRound] = field(default_factory=list)
+    stop_reason: str | None = None  # None while running
+    final_text: str = ""
+    error: RunError | None = None
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """The tokens of every round added up, under the provider's own names."""
+        total: dict[str, Any] = {}
+        for r in self.rounds:
+            _add(total, r.usage)
+        return total
+
+    @property
+    def results(self) -> list[ToolResult]:
+        return [res for r in self.rounds for res in r.results]
+
+    def to_dataframe(self) -> pandas.DataFrame:
+        """One row per call (a round without calls: one row with its text), in order."""
+        import pandas
+
+        rows = []
+        for r in self.rounds:
+            base = {"round": r.index, "invocation_round": r.invocation_round, "finish": r.finish,
+                    "text": r.text, "error_code": r.error.code if r.error else None}
+            if not r.results:
+                rows.append({**base, "call_id": None, "tool_id": None, "is_error": r.error is not None,
+                             "content_chars": 0})
+            for res in r.results:
+                rows.append({**base, "call_id": res.call_id, "tool_id": res.tool_id, "is_error": res.is_error,
+                             "error_code": res.error_code, "content_chars": len(res.content)})
+        columns = ["round", "invocation_round", "call_id", "tool_id", "is_error", "error_code", "content_chars",
+                   "finish", "text"]
+        return pandas.DataFrame(rows, columns=columns)
+
+    def __repr__(self) -> str:
+        state = self.stop_reason or "running"
+        return f"Run({self.id!r}, {self.model!r}, {len(self.rounds)} rounds, {state})"
+
+
+async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, system: str | None = None,
+                    max_rounds: int | None = None, contract: TurnContract | None = None,
+                    on_round: Callable[[Run, RunRound], Any] | None = None) -> Run:
+    """The loop of `inv.arun` (see the module docstring); `log` is the invocation's run log."""
+    if not isinstance(model, Model):
+        raise ToolbenchError("bench.misuse", f"a run needs a toolbench.models adapter (or a Model), not "
+                             f"{type(model).__name__}")
+    if not isinstance(prompt, str):
+        raise ToolbenchError("bench.misuse", f"the prompt is a str, not {type(prompt).__name__}")
+    limit = inv.profile.run.max_rounds if max_rounds is None else max_rounds
+    if type(limit) is not int or limit < 1:
+        raise ToolbenchError("bench.misuse", f"max_rounds is a positive int, not {limit!r}")
+    protocol = model.protocol
+    tools = inv.snapshot.render(protocol, contract=contract)
+    choice = None if contract is None else inv.snapshot.tool_choice(protocol, contract)
+    if contract is not None and choice is None:
+        tools = []  # none/auto with no tools: neither tools nor a choice go out
+    from .records import read_log
+
+    started = sum(1 for e in read_log(log.path.parent) if "start" in e and "run" in e)
+    run = Run(f"{inv.id}_run{started + 1}", protocol, model.model, prompt, system)
+    log.append({"run": run.id, "start": {"protocol": protocol, "model": model.model, "prompt": prompt,
+                                         "system": system}})
+    opening = [model.user_message(prompt)]
+    ran: list[int] = []  # the invocation rounds this run's calls ran as
+    try:
+        for index in range(1, limit + 1):
+            done = await _round(inv, log, run, model, index, opening, ran, tools, choice, system, contract)
+            if on_round is not None:
+                on_round(run, run.rounds[-1])
+            if done:
+                break
+        else:
+            run.stop_reason = "max_rounds"
+    except asyncio.CancelledError:
+        run.stop_reason = "stopped"
+        raise
+    finally:
+        log.append({"run": run.id, "end": {"stop_reason": run.stop_reason or "stopped", "final_text": run.final_text,
+                                           "error": run.error.to_json() if run.error else None}})
+    return run
+
+
+async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: int, opening: list[dict[str, Any]],
+                 ran: list[int], tools: Sequence[Mapping[str, Any]], choice: Any, system: str | None,
+                 contract: TurnContract | None) -> bool:
+    """One request and its calls; True when the run ends here."""
+    messages = opening + inv.transcript(model.protocol, rounds=ran)
+    body = model.request(system=system, messages=messages, tools=tools, tool_choice=choice)
+    started = time.perf_counter()
+    response: dict[str, Any] | None = None
+    try:
+        response = await model.send(body)
+        reply = model.read(response)
+        results = await inv.arespond(model.protocol, response, contract=contract)
+    except ToolbenchError as exc:  # the SDK's errors (ModelError), and decode's model.* codes
+        if not exc.code.startswith("model."):
+            raise
+        error = RunError(exc.code, exc.message, index, getattr(exc, "status", None))
+        _append(log, run, RunRound(index, body, response, error=error, elapsed_ms=_ms(started)))
+        run.stop_reason, run.error = "provider_error", error
+        return True
+    round_no = _round_of(inv, results)
+    if round_no is not None:
+        ran.append(round_no)
+    _append(log, run, RunRound(index, body, response, tuple(results), round_no, reply.text, reply.usage,
+                               reply.finish, elapsed_ms=_ms(started)))
+    if not results:
+        run.stop_reason, run.final_text = "final", reply.text
+    elif inv.blocked is not None:
+        run.stop_reason = "blocked"
+    elif any(_completes(inv, r) for r in results):
+        run.stop_reason, run.final_text = "completion_tool", reply.text
+    elif any(r.error_code == "agent.max_tool_rounds_exceeded" for r in results):
+        run.stop_reason = "max_rounds"
+    elif inv.budget()["total"] <= 0:
+        run.stop_reason = "budget"
+    else:
+        return False
+    return True
+
+
+def _append(log: RunLog, run: Run, r: RunRound) -> None:
+    run.rounds.append(r)
+    log.append({"run": run.id, "round": {
+        "index": r.index, "request": r.request, "response": r.response, "invocation_round": r.invocation_round,
+        "call_ids": [res.call_id for res in r.results], "error": r.error.to_json() if r.error else None,
+        "elapsed_ms": r.elapsed_ms}})
+
+
+def _round_of(inv: Invocation, results: Sequence[ToolResult]) -> int | None:
+    """The invocation round these results were recorded under (the newest records first)."""
+    if not results:
+        return None
+    last = results[-1]
+    for record in reversed(inv.records):
+        if record.result is last:
+            return record.round
+    return None
+
+
+def _completes(inv: Invocation, result: ToolResult) -> bool:
+    if result.is_error or result.tool_id is None:
+        return False
+    binding = next((b for b in inv.snapshot.bindings if str(b.tool_id) == result.tool_id), None)
+    return binding is not None and binding.descriptor.completes_round
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _add(total: dict[str, Any], usage: Mapping[str, Any]) -> None:
+    for key, value in usage.items():
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)):
+            total[key] = total.get(key, 0) + value
+        elif isinstance(value, Mapping):
+            _add(total.setdefault(key, {}), value)
+
+
+def read_runs(inv: Invocation, entries: Sequence[Mapping[str, Any]]) -> list[Run]:
+    """The runs a run log holds, with their rounds' results from the invocation's records
+    (a model is not needed: text, usage and finish are read again by the protocol's reader)."""
+    from ..models import reader_for
+
+    by_key: dict[tuple[Any, Any], ToolResult] = {(r.round, r.call_id): r.result for r in inv.records}
+    runs: dict[str, Run] = {}
+    for entry in entries:
+        run_id = entry.get("run")
+        if not isinstance(run_id, str):
+            continue
+        if isinstance(start := entry.get("start"), Mapping):
+            runs[run_id] = Run(run_id, str(start.get("protocol")), str(start.get("model")), str(start.get("prompt")),
+                               start.get("system"))
+        run = runs.get(run_id)
+        if run is None:
+            continue
+        if isinstance(r := entry.get("round"), Mapping):
+            response = r.get("response")
+            reply = reader_for(run.protocol)(response) if isinstance(response, Mapping) else None
+            n = r.get("invocation_round")
+            results = tuple(res for cid in r.get("call_ids") or () if (res := by_key.get((n, cid))) is not None)
+            error = r.get("error")
+            run.rounds.append(RunRound(
+                int(r.get("index") or len(run.rounds) + 1), dict(r.get("request") or {}),
+                dict(response) if isinstance(response, Mapping) else None, results, n,
+                reply.text if reply else "", reply.usage if reply else {}, reply.finish if reply else None,
+                RunError(**error) if isinstance(error, Mapping) else None, float(r.get("elapsed_ms") or 0)))
+        if isinstance(end := entry.get("end"), Mapping):
+            run.stop_reason, run.final_text = end.get("stop_reason"), str(end.get("final_text") or "")
+            error = end.get("error")
+            run.error = RunError(**error) if isinstance(error, Mapping) else None
+    return list(runs.values())
