@@ -115,6 +115,13 @@ CODES: dict[str, str] = {
     "model.invalid_response": "a provider response body does not have that provider's shape",
     "model.provider_refusal": "the provider or model refused (refusal, content filter, safety block)",
     "model.output_truncated": "the model's output was cut by a token or context limit; calls may be incomplete",
+    # a run's provider (toolbench.models): what the SDK reported, with the provider's own message
+    "model.provider_auth": "the provider refused the credentials (401/403): check the client's API key",
+    "model.provider_rate_limited": "the provider rate-limited the request (429): wait, or set the SDK's retries",
+    "model.provider_timeout": "the provider did not answer within the client's timeout",
+    "model.provider_unreachable": "the provider could not be reached (connection refused or dropped)",
+    "model.request_rejected": "the provider rejected the request as invalid (4xx): its message says which part",
+    "model.provider_error": "the provider or its SDK failed otherwise (5xx, an unexpected SDK error)",
     "agent.tool_choice_requires_tools": "tool choice required or a specific tool, with no tools advertised",
     "agent.tool_choice_tool_not_advertised": "tool choice names a call name that is not advertised",
     # workspace shell
