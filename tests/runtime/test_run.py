@@ -56,6 +56,9 @@ def test_each_round_sends_the_rendered_tools_and_the_runs_transcript(bench: Work
     assert run.final_text == "The dragon sleeps; you rolled well."
     assert [r.content.startswith("Rolled 2d6") for r in run.results] == [True, False]
     assert "a dragon sleeps here" in run.results[1].content
+    assert [(c.call_name, c.arguments) for c in run.calls] == [("dice_roll", {"formula": "2d6"}),
+                                                               ("workspace_read_file", {"path": "work/notes.md"})]
+    assert [c.result for c in run.calls] == run.results
     first, second = model.bodies
     assert first["tools"] == inv.snapshot.render(protocol)
     opening = [model.user_message("Roll and read the notes.")]
@@ -244,7 +247,7 @@ def test_a_run_reads_back_after_a_reopen(bench: Workbench, tmp_path: Path, proto
                                                                                  protocol)
         assert [r.request for r in back.rounds] == [r.request for r in run.rounds]
         assert [r.response for r in back.rounds] == [r.response for r in run.rounds]
-        assert back.results == run.results and back.usage == run.usage
+        assert back.results == run.results and back.usage == run.usage and back.calls == run.calls
     finally:
         again.close()
 

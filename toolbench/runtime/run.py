@@ -47,6 +47,17 @@ class RunError:
 
 
 @dataclass(frozen=True, slots=True)
+class RunCall:
+    """One call of a round as the model sent it: `arguments` is the decoded object, or the raw
+    text when it was not valid JSON."""
+
+    call_id: str
+    call_name: str
+    arguments: Any
+    result: ToolResult
+
+
+@dataclass(frozen=True, slots=True)
 class RunRound:
     """One request and its answer. `results` are the calls' results in order (none for a final
     answer); `invocation_round` is the round number the calls ran as in the invocation."""
@@ -61,6 +72,7 @@ class RunRound:
     finish: str | None = None
     error: RunError | None = None
     elapsed_ms: float = 0.0
+    calls: tuple[RunCall, ...] = ()
 
 
 @dataclass
@@ -88,6 +100,11 @@ class Run:
     @property
     def results(self) -> list[ToolResult]:
         return [res for r in self.rounds for res in r.results]
+
+    @property
+    def calls(self) -> list[RunCall]:
+        """Every call the model made, in order, with its arguments and result."""
+        return [c for r in self.rounds for c in r.calls]
 
     def to_dataframe(self) -> pandas.DataFrame:
         """One row per call (a round without calls: one row with its text), in order."""
@@ -174,11 +191,12 @@ async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: in
         _append(log, run, RunRound(index, body, response, error=error, elapsed_ms=_ms(started)))
         run.stop_reason, run.error = "provider_error", error
         return True
-    round_no = _round_of(inv, results)
+    calls = _calls_of(inv, results)
+    round_no = calls[0][0] if calls else None
     if round_no is not None:
         ran.append(round_no)
     _append(log, run, RunRound(index, body, response, tuple(results), round_no, reply.text, reply.usage,
-                               reply.finish, elapsed_ms=_ms(started)))
+                               reply.finish, elapsed_ms=_ms(started), calls=tuple(c for _, c in calls)))
     if not results:
         run.stop_reason, run.final_text = "final", reply.text
     elif inv.blocked is not None:
@@ -202,15 +220,21 @@ def _append(log: RunLog, run: Run, r: RunRound) -> None:
         "elapsed_ms": r.elapsed_ms}})
 
 
-def _round_of(inv: Invocation, results: Sequence[ToolResult]) -> int | None:
-    """The invocation round these results were recorded under (the newest records first)."""
-    if not results:
-        return None
-    last = results[-1]
+def _calls_of(inv: Invocation, results: Sequence[ToolResult]) -> list[tuple[int, RunCall]]:
+    """The records of these results (the newest records first: the round was just recorded)."""
+    wanted = {id(r) for r in results}
+    found: dict[int, tuple[int, RunCall]] = {}
     for record in reversed(inv.records):
-        if record.result is last:
-            return record.round
-    return None
+        if id(record.result) in wanted:
+            found[id(record.result)] = (record.round, _call(record))
+            if len(found) == len(wanted):
+                break
+    return [found[id(r)] for r in results if id(r) in found]
+
+
+def _call(record: Any) -> RunCall:
+    args = record.arguments
+    return RunCall(record.call_id, record.call_name, args.value if args.is_valid else args.raw, record.result)
 
 
 def _completes(inv: Invocation, result: ToolResult) -> bool:
@@ -239,7 +263,7 @@ def read_runs(inv: Invocation, entries: Sequence[Mapping[str, Any]]) -> list[Run
     (a model is not needed: text, usage and finish are read again by the protocol's reader)."""
     from ..models import reader_for
 
-    by_key: dict[tuple[Any, Any], ToolResult] = {(r.round, r.call_id): r.result for r in inv.records}
+    by_key: dict[tuple[Any, Any], Any] = {(r.round, r.call_id): r for r in inv.records if r.via is None}
     runs: dict[str, Run] = {}
     for entry in entries:
         run_id = entry.get("run")
@@ -255,13 +279,13 @@ def read_runs(inv: Invocation, entries: Sequence[Mapping[str, Any]]) -> list[Run
             response = r.get("response")
             reply = reader_for(run.protocol)(response) if isinstance(response, Mapping) else None
             n = r.get("invocation_round")
-            results = tuple(res for cid in r.get("call_ids") or () if (res := by_key.get((n, cid))) is not None)
+            calls = tuple(_call(rec) for cid in r.get("call_ids") or () if (rec := by_key.get((n, cid))) is not None)
             error = r.get("error")
             run.rounds.append(RunRound(
                 int(r.get("index") or len(run.rounds) + 1), dict(r.get("request") or {}),
-                dict(response) if isinstance(response, Mapping) else None, results, n,
+                dict(response) if isinstance(response, Mapping) else None, tuple(c.result for c in calls), n,
                 reply.text if reply else "", reply.usage if reply else {}, reply.finish if reply else None,
-                RunError(**error) if isinstance(error, Mapping) else None, float(r.get("elapsed_ms") or 0)))
+                RunError(**error) if isinstance(error, Mapping) else None, float(r.get("elapsed_ms") or 0), calls))
         if isinstance(end := entry.get("end"), Mapping):
             run.stop_reason, run.final_text = end.get("stop_reason"), str(end.get("final_text") or "")
             error = end.get("error")
