@@ -75,7 +75,8 @@ def test_import_toolbench_pulls_in_no_heavy_dependency():
     # front matter, gitignore patterns): each loads when first used.
     code = (
         "import sys, toolbench\n"
-        "heavy = ('ipywidgets', 'mcp', 'pandas', 'croniter', 'frontmatter', 'yaml', 'pathspec')\n"
+        "heavy = ('ipywidgets', 'mcp', 'pandas', 'croniter', 'frontmatter', 'yaml', 'pathspec', 'openai', 'anthropic',"
+        " 'google')\n"
         "print(sorted(m for m in sys.modules if m in heavy or m.startswith(tuple(h + '.' for h in heavy))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)

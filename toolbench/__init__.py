@@ -17,6 +17,7 @@ from .runtime.approval import ApprovalRequest
 from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
 from .runtime.records import CallRecord
+from .runtime.run import Run, RunCall, RunError, RunRound
 from .runtime.sources import ToolSource
 from .tools.base import ToolContext
 
@@ -31,6 +32,10 @@ __all__ = [
     "Diagnostic",
     "Invocation",
     "Profile",
+    "Run",
+    "RunCall",
+    "RunError",
+    "RunRound",
     "Snapshot",
     "ToolArguments",
     "ToolContext",

@@ -1,0 +1,109 @@
+"""toolbench.evals: cases against models, pass rates, and the pytest helpers."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from toolbench import Profile, ToolbenchError, Workbench, evals
+from toolbench.testing import ScriptedModel
+
+TOOLS = ["builtin:dice.roll", "builtin:workspace.read_file", "builtin:workspace.list_files"]
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Iterator[Workbench]:
+    b = Workbench(tmp_path, Profile.default().edit(allow=TOOLS), seed=3)
+    (b.workspace / "work").mkdir(exist_ok=True)
+    (b.workspace / "work" / "notes.md").write_text("a dragon sleeps here\n", encoding="utf-8")
+    yield b
+    b.close()
+
+
+READS = evals.Case("reads the notes", "What do my notes say?",
+                   expect=[evals.called("workspace_read_file", path="work/notes.md"), evals.final_contains("Dragon")])
+CHATS = evals.Case("small talk needs no tool", "Hi!", expect=[evals.no_calls(), evals.stopped("final")])
+
+
+def good() -> ScriptedModel:
+    return ScriptedModel([[("workspace_read_file", {"path": "work/notes.md"})], "A dragon sleeps there."])
+
+
+def lazy() -> ScriptedModel:
+    return ScriptedModel(["I think it is about a dragon."])
+
+
+def test_pass_rates_per_case_and_model(bench: Workbench) -> None:
+    flaky = itertools.cycle([good, lazy])  # passes every other attempt
+    report = evals.run(bench, [READS], {"good": good, "lazy": lazy, "flaky": lambda: next(flaky)()}, repeat=4)
+    rates = report.pass_rates()
+    assert list(rates.columns) == ["good", "lazy", "flaky"]
+    assert rates.loc["reads the notes"].to_dict() == {"good": 1.0, "lazy": 0.0, "flaky": 0.5}
+    frame = report.to_dataframe()
+    assert len(frame) == 12 and set(frame["stop_reason"]) == {"final"}
+    lazy_row = frame[frame["model"] == "lazy"].iloc[0]
+    assert "expected a call to workspace_read_file (calls made: none)" in lazy_row["failures"]
+    assert repr(report) == "Report(6/12 attempts passed)"
+
+
+def test_each_attempt_runs_in_a_fresh_invocation(bench: Workbench) -> None:
+    report = evals.run(bench, [READS, READS], [good], repeat=2)
+    ids = {a.run.id.rsplit("_run", 1)[0] for a in report.attempts}
+    assert len(ids) == 4
+
+
+def test_assert_pass_rate_names_what_failed(bench: Workbench) -> None:
+    report = evals.run(bench, [READS, CHATS], {"lazy": lazy, "good": good})
+    with pytest.raises(AssertionError) as caught:
+        report.assert_pass_rate(1.0)
+    text = str(caught.value)
+    assert "reads the notes / lazy: 0% passed" in text
+    assert "small talk needs no tool / good: 0% passed" in text and "expected no calls, got workspace_read_file" in text
+    assert "reads the notes / good" not in text
+    evals.run(bench, [READS], {"good": good}).assert_pass_rate(1.0)
+
+
+@pytest.mark.parametrize(("expectation", "message"), [
+    (evals.called("workspace_read_file", path="work/other.md"),
+     "no successful workspace_read_file call with path='work/other.md'"),
+    (evals.called("workspace_read_file", path=re.compile(r"notes\.md$")), None),
+    (evals.called("workspace_read_file", path=lambda p: p.startswith("work/")), None),
+    (evals.called("dice_roll"), "expected a call to dice_roll (calls made: workspace_read_file)"),
+    (evals.not_called("workspace_read_file"), "unexpected call to workspace_read_file"),
+    (evals.not_called("dice_roll"), None),
+    (evals.calls_in_order("workspace_read_file"), None),
+    (evals.calls_in_order("dice_roll", "workspace_read_file"), "expected calls in order dice_roll"),
+    (evals.final_contains("dragon"), None),
+    (evals.final_contains("Dragon", case_sensitive=True), "final text does not contain 'Dragon'"),
+    (evals.max_calls(0), "1 calls, more than 0"),
+    (evals.stopped("max_rounds"), "run stopped with final, not max_rounds"),
+])
+def test_expectations(bench: Workbench, expectation: evals.Expectation, message: str | None) -> None:
+    run = bench.invocation().run(good(), "go")
+    failure = expectation(run)
+    assert (failure is None) if message is None else (failure is not None and failure.startswith(message)), failure
+
+
+def test_a_failed_call_does_not_count_as_called(bench: Workbench) -> None:
+    model = ScriptedModel([[("workspace_read_file", {"path": "work/missing.md"})], "none"])
+    failure = evals.called("workspace_read_file")(bench.invocation().run(model, "go"))
+    assert failure is not None and "workspace.file_not_found" in failure
+
+
+def test_misuse(bench: Workbench) -> None:
+    with pytest.raises(ToolbenchError, match=r"bench\.misuse"):
+        evals.run(bench, [READS], [good], repeat=0)
+    with pytest.raises(ToolbenchError, match=r"bench\.misuse"):
+        evals.run(bench, ["not a case"], [good])  # type: ignore[list-item]
+
+
+@evals.parametrize([READS, evals.Case("rolls", "Roll 1d6", expect=[evals.called("dice_roll", formula="1d6")])])
+def test_the_pytest_helper_makes_one_test_per_case(bench: Workbench, case: evals.Case,
+                                                  request: pytest.FixtureRequest) -> None:
+    scripts = {"reads the notes": good, "rolls": lambda: ScriptedModel([[("dice_roll", {"formula": "1d6"})], "4"])}
+    assert request.node.callspec.id == case.name
+    evals.run(bench, [case], {"scripted": scripts[case.name]}).assert_pass_rate()

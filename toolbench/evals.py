@@ -1,0 +1,250 @@
+"""Evals: cases of a prompt and what should happen, run against models, several times each.
+
+    from toolbench import evals
+
+    cases = [
+        evals.Case("reads the notes", "What do my notes say?",
+                   expect=[evals.called("workspace_read_file", path="work/notes.md"),
+                           evals.final_contains("dragon")]),
+        evals.Case("small talk needs no tool", "Hi!", expect=[evals.no_calls()]),
+    ]
+    report = evals.run(bench, cases, {"gpt": OpenAIChat(client, "gpt-4.1")}, repeat=3)
+    report.pass_rates()        # a DataFrame: one row per case, one column per model
+    report.assert_pass_rate(0.9)   # in a pytest test: fails with every failed expectation
+
+Each attempt is one `inv.run` in a fresh invocation of the bench, so it sees the same snapshot
+the workbench shows. A model may be given as a zero-argument factory (a fresh `ScriptedModel`
+per attempt, for instance). An expectation is any callable `(run) -> str | None`: the text of
+what went wrong, or None when it held; the ones here cover the common checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .core.errors import ToolbenchError
+from .models import Model
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .runtime.bench import Workbench
+    from .runtime.run import Run, RunCall
+
+Expectation = Callable[["Run"], "str | None"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A prompt and what should happen when a model answers it."""
+
+    name: str
+    prompt: str
+    expect: Sequence[Expectation] = ()
+    system: str | None = None
+    max_rounds: int | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One run of one case by one model, and the expectations it failed (empty: passed)."""
+
+    case: str
+    model: str
+    attempt: int
+    run: Run
+    failures: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass(frozen=True)
+class Report:
+    attempts: tuple[Attempt, ...] = field(default_factory=tuple)
+
+    def to_dataframe(self) -> pandas.DataFrame:
+        """One row per attempt: case, model, attempt, passed, failures, stop reason, calls, rounds."""
+        import pandas
+
+        rows = [{"case": a.case, "model": a.model, "attempt": a.attempt, "passed": a.passed,
+                 "failures": "; ".join(a.failures), "stop_reason": a.run.stop_reason,
+                 "calls": ", ".join(c.call_name for c in a.run.calls), "rounds": len(a.run.rounds)}
+                for a in self.attempts]
+        return pandas.DataFrame(rows, columns=["case", "model", "attempt", "passed", "failures", "stop_reason",
+                                               "calls", "rounds"])
+
+    def pass_rates(self) -> pandas.DataFrame:
+        """The share of attempts that passed, one row per case and one column per model (in the
+        order they were given)."""
+        frame = self.to_dataframe()
+        rates = frame.pivot_table(index="case", columns="model", values="passed", aggfunc="mean", sort=False)
+        rates.columns.name = None
+        return rates.astype(float)
+
+    @property
+    def failed(self) -> list[Attempt]:
+        return [a for a in self.attempts if not a.passed]
+
+    def assert_pass_rate(self, minimum: float = 1.0) -> None:
+        """Raise AssertionError naming every (case, model) whose pass rate is below `minimum`,
+        with the failures of its attempts (for a pytest test in CI)."""
+        low = []
+        for (case, model), group in _groups(self.attempts).items():
+            rate = sum(a.passed for a in group) / len(group)
+            if rate < minimum:
+                why = "".join(f"\n    attempt {a.attempt}: {'; '.join(a.failures)}" for a in group if a.failures)
+                low.append(f"{case} / {model}: {rate:.0%} passed (< {minimum:.0%}){why}")
+        if low:
+            raise AssertionError("evals below the pass rate:\n  " + "\n  ".join(low))
+
+    def __repr__(self) -> str:
+        passed = sum(a.passed for a in self.attempts)
+        return f"Report({passed}/{len(self.attempts)} attempts passed)"
+
+
+def _groups(attempts: Iterable[Attempt]) -> dict[tuple[str, str], list[Attempt]]:
+    groups: dict[tuple[str, str], list[Attempt]] = {}
+    for a in attempts:
+        groups.setdefault((a.case, a.model), []).append(a)
+    return groups
+
+
+ModelSource = Model | Callable[[], Model]
+
+
+def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource], *,
+        repeat: int = 1, scene: Literal["chat", "session"] = "chat") -> Report:
+    """Run every case `repeat` times against every model (a mapping of names to models, or a
+    list named by each model's `model`), each attempt in a fresh invocation."""
+    if type(repeat) is not int or repeat < 1:
+        raise ToolbenchError("bench.misuse", f"repeat is a positive int, not {repeat!r}")
+    named = dict(models) if isinstance(models, Mapping) else {_name(m): m for m in models}
+    for case in cases:
+        if not isinstance(case, Case):
+            raise ToolbenchError("bench.misuse", f"cases are evals.Case values, not {type(case).__name__}")
+    attempts = []
+    for case in cases:
+        for name, source in named.items():
+            for n in range(1, repeat + 1):
+                model = source if isinstance(source, Model) else source()
+                result = bench.invocation(scene).run(model, case.prompt, system=case.system,
+                                                     max_rounds=case.max_rounds)
+                failures = tuple(f for check in case.expect if (f := check(result)))
+                attempts.append(Attempt(case.name, name, n, result, failures))
+    return Report(tuple(attempts))
+
+
+def _name(model: ModelSource) -> str:
+    return str(getattr(model, "model", None) or getattr(model, "__name__", None) or repr(model))
+
+
+# --- expectations ------------------------------------------------------------------------------
+
+def called(call_name: str, /, **arguments: Any) -> Expectation:
+    """Some call to `call_name` that succeeded, with these arguments: each a value to equal, a
+    compiled regex to search the value's text, or a predicate `(value) -> bool`. Arguments not
+    named may be anything."""
+    def check(r: Run) -> str | None:
+        calls = [c for c in r.calls if c.call_name == call_name]
+        if not calls:
+            made = ", ".join(c.call_name for c in r.calls) or "none"
+            return f"expected a call to {call_name} (calls made: {made})"
+        if any(not c.result.is_error and _matches(c, arguments) for c in calls):
+            return None
+        got = "; ".join(f"{c.arguments!r}" + (f" -> {c.result.error_code}" if c.result.is_error else "")
+                        for c in calls)
+        return f"no successful {call_name} call with {_show(arguments)} (got {got})"
+    return check
+
+
+def not_called(*call_names: str) -> Expectation:
+    """None of these tools were called."""
+    def check(r: Run) -> str | None:
+        hit = [c.call_name for c in r.calls if c.call_name in call_names]
+        return f"unexpected call to {', '.join(hit)}" if hit else None
+    return check
+
+
+def no_calls() -> Expectation:
+    """The model answered without any tool call."""
+    def check(r: Run) -> str | None:
+        return f"expected no calls, got {', '.join(c.call_name for c in r.calls)}" if r.calls else None
+    return check
+
+
+def calls_in_order(*call_names: str) -> Expectation:
+    """These tools were called in this order (other calls may come between)."""
+    def check(r: Run) -> str | None:
+        made = iter(c.call_name for c in r.calls)
+        if all(name in made for name in call_names):
+            return None
+        return f"expected calls in order {', '.join(call_names)}, got {', '.join(c.call_name for c in r.calls)}"
+    return check
+
+
+def final_contains(text: str, *, case_sensitive: bool = False) -> Expectation:
+    """The final answer contains `text`."""
+    def check(r: Run) -> str | None:
+        final = r.final_text if case_sensitive else r.final_text.lower()
+        if (text if case_sensitive else text.lower()) in final:
+            return None
+        return f"final text does not contain {text!r}: {r.final_text[:200]!r}"
+    return check
+
+
+def stopped(reason: str = "final") -> Expectation:
+    """The run ended for this reason (default: the model gave a final answer)."""
+    def check(r: Run) -> str | None:
+        if r.stop_reason == reason:
+            return None
+        error = f" ({r.error.code}: {r.error.message})" if r.error else ""
+        return f"run stopped with {r.stop_reason}{error}, not {reason}"
+    return check
+
+
+def max_calls(n: int) -> Expectation:
+    """At most `n` tool calls."""
+    def check(r: Run) -> str | None:
+        return f"{len(r.calls)} calls, more than {n}" if len(r.calls) > n else None
+    return check
+
+
+def _matches(c: RunCall, expected: Mapping[str, Any]) -> bool:
+    if not isinstance(c.arguments, dict):
+        return not expected
+    for key, want in expected.items():
+        if key not in c.arguments:
+            return False
+        value = c.arguments[key]
+        if isinstance(want, re.Pattern):
+            if not want.search(str(value)):
+                return False
+        elif callable(want):
+            if not want(value):
+                return False
+        elif value != want:
+            return False
+    return True
+
+
+def _show(arguments: Mapping[str, Any]) -> str:
+    if not arguments:
+        return "any arguments"
+    return ", ".join(f"{k}={v.pattern!r}" if isinstance(v, re.Pattern) else f"{k}={v!r}"
+                     for k, v in arguments.items())
+
+
+def parametrize(cases: Sequence[Case]) -> Any:
+    """`@evals.parametrize(cases)` on a pytest test taking `case`: one test per case, named by it."""
+    import pytest
+
+    return pytest.mark.parametrize("case", list(cases), ids=[c.name for c in cases])
+
+
+__all__ = ["Attempt", "Case", "Report", "called", "calls_in_order", "final_contains", "max_calls", "no_calls",
+           "not_called", "parametrize", "run", "stopped"]
