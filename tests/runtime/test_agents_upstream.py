@@ -115,6 +115,11 @@ def test_delegate_row(bench_for, tmp_path, row):
         assert [i["agentId"] for i in data["issues"]] == expect["issue_agents"]
     if "roster" in expect:
         assert [c["id"] for c in data["roster"]] == expect["roster"]
+    if "roster_fields" in expect:  # what a resuming entry must match, in the data and in the text
+        (child,) = [c for c in data["roster"] if c["id"] == expect["roster_fields"]["id"]]
+        assert {k: child[k] for k in expect["roster_fields"]} == expect["roster_fields"]
+        (line,) = [x for x in result.content.splitlines() if f"`{child['id']}`" in x]
+        assert all(str(v) in line for v in expect["roster_fields"].values()), line
     if "templates" in expect:
         assert [t["id"] for t in data["templates"]] == expect["templates"]
     if expect.get("no_worktrees"):

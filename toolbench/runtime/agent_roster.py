@@ -86,7 +86,7 @@ async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[
     if issues:
         roster_, offered = roster(svc), templates(svc)
         lines = "\n".join(f"{n}. {i.line()}" for n, i in enumerate(issues, 1))
-        who = "\n".join(f"- `{c['id']}` ({c['template']}, {c['status']})" for c in roster_) or "- none yet"
+        who = "\n".join(_line(c) for c in roster_) or "- none yet"
         kinds = "\n".join(f"- `{t['id']}`: {t['description']}" for t in offered)
         raise ToolError(issues[0].code, f"Nothing was started:\n{lines}\n\nExisting agents (reuse these ids to "
                         f"resume them):\n{who}\n\nEnabled templates:\n{kinds}", structured={
@@ -95,6 +95,12 @@ async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[
     trees = _provision(svc, [e for e in entries if _mode(e, known) == "worktree"])
     tasks = [_spawn(svc, parent_id, entry, enabled, trees.get(id(entry))) for entry in entries]
     return svc._start(tasks, batch_concurrency(len(tasks), concurrency))
+
+def _line(child: Mapping[str, Any]) -> str:
+    """A roster child as a rejected batch lists it: what a resuming entry must match (upstream's
+    `id=... name=... role=... mode=... status=...` line)."""
+    fixed = "".join(f" {k}={child[k]}" for k in ("name", "role") if child.get(k))
+    return f"- `{child['id']}`{fixed} template={child['template']} mode={child['mode']} status={child['status']}"
 
 def _mode(entry: Mapping[str, Any], known: Mapping[str, Known]) -> str:
     return entry_mode(entry, known.get(str(entry.get("id", "")).casefold()))
