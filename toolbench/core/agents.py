@@ -166,16 +166,31 @@ def worktree_issues(entry: Mapping[str, Any], mode: str, git_repository: bool) -
     if policy == "explicit" and not paths:
         out.append(("tool.invalid_arguments", "apply_policy `explicit` needs at least one allowed_output_paths entry"))
     for raw in paths or ():
-        parts = PurePosixPath(str(raw).replace("\\", "/")).parts
+        text = str(raw).strip()  # upstream trims each entry before it checks or keeps it
+        if not text:  # a blank entry is a bad argument, not a path outside (upstream invalid_arguments)
+            out.append(("tool.invalid_arguments", "allowed_output_paths entries must be non-empty strings"))
+            continue
+        parts = PurePosixPath(text.replace("\\", "/")).parts
         depth = 0
         for part in parts:
             depth += -1 if part == ".." else 0 if part == "." else 1
             if depth < 0:
                 break
-        if not str(raw).strip() or str(raw).startswith("/") or depth < 0 or re.match(r"[A-Za-z]:", str(raw)):
+        if text.startswith("/") or depth < 0 or re.match(r"[A-Za-z]:", text):
             out.append(("agent.output_path_outside_workspace",
                         f"allowed output path `{raw}` must be a relative path inside the workspace"))
     return out
+
+
+def entry_mode(entry: Mapping[str, Any], known: Known | None) -> str:
+    """An entry's mode: the one it gives, else the known child's last mode, else readonly (upstream
+    parseSubagentBatch: a new agent is readonly, a resumed one keeps its last mode)."""
+    return str(entry.get("mode") or (known.mode if known is not None else "readonly"))
+
+
+def allowed_paths(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    """An entry's allowed_output_paths as upstream keeps them: trimmed, duplicates dropped, in order."""
+    return tuple(dict.fromkeys(str(p).strip() for p in entry.get("allowed_output_paths") or ()))
 
 
 def resolve_template(value: str, templates: Sequence[str]) -> str | None:
@@ -230,7 +245,7 @@ def agents_batch_issues(entries: Sequence[Mapping[str, Any]], *, roster: Mapping
                     "the identity is fixed when an id is first created (leave those fields out, or use a new id)")
             if known.busy:
                 add("agent.child_busy", f"`{known.id}` is still working on a task; await it first")
-        mode = entry.get("mode") or (known.mode if known else "readonly")
+        mode = entry_mode(entry, known)
         if mode not in MODES:
             add("tool.invalid_arguments", f"`mode` must be one of {', '.join(MODES)}")
         else:

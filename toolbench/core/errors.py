@@ -186,7 +186,7 @@ CODES: dict[str, str] = {
     "agent.handoff_policy_denied": "the profile's run policy forbids handing off, or to that agent",
     "agent.foreground_commit_required": "workspace.finish in a foreground run before any explicit workspace.commit",
     "agent.handoff_pending_tasks": "handoff with pendingTaskPolicy denyIfPending while tasks are unfinished",
-    "agent.unknown_recipient": "send_message names no one on the sender's roster (parent, a task id, *)",
+    "agent.unknown_recipient": "send_message names no one on the sender's roster (parent, a child or task id, *)",
     "agent.duplicate_agent_id": "a delegate batch names the same child id twice (compared case-insensitively)",
     "agent.unknown_template": "a delegate entry names a template that is not enabled in bench.agents",
     "agent.identity_conflict": "a delegate entry gives a name, role, identity or template other than the child's",

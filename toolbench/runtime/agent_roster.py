@@ -24,7 +24,9 @@ from ..core.agents import (
     IDENTITY,
     Known,
     agents_batch_issues,
+    allowed_paths,
     batch_concurrency,
+    entry_mode,
     resolve_template,
 )
 from ..core.errors import ToolbenchError, ToolError
@@ -53,6 +55,20 @@ def roster(svc: AgentsService) -> list[dict[str, Any]]:
     """Every child created in the LiveAgent form, with its identity and its last task's status."""
     return [c.view(svc._tasks[c.tasks[-1]].status if c.tasks else "idle") for c in svc._children.values()]
 
+def name(task: _Task) -> str:
+    """How a task is named to the others: its roster child's id, else its task id."""
+    return task.child.id if task.child is not None else task.id
+
+def reachable(svc: AgentsService, parent_id: str, sender: _Task | None) -> dict[str, _Task]:
+    """Whom a sender may address, by name: the parent's other tasks. A roster child is addressed by
+    its child id (as upstream's roster, validateRecipient) and gets mail at its latest task."""
+    reach: dict[str, _Task] = {}
+    for t in svc._tasks.values():
+        same = t is sender or (sender is not None and t.child is not None and t.child is sender.child)
+        if t.parent_id == parent_id and not same:
+            reach[name(t)] = t  # a later task of the same child replaces an earlier one
+    return reach
+
 def templates(svc: AgentsService) -> list[dict[str, str]]:
     """The enabled templates: the agent directory."""
     return [{"id": a.id, "description": a.description} for a in svc._agents.values()]
@@ -70,7 +86,7 @@ async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[
     if issues:
         roster_, offered = roster(svc), templates(svc)
         lines = "\n".join(f"{n}. {i.line()}" for n, i in enumerate(issues, 1))
-        who = "\n".join(f"- `{c['id']}` ({c['template']}, {c['status']})" for c in roster_) or "- none yet"
+        who = "\n".join(_line(c) for c in roster_) or "- none yet"
         kinds = "\n".join(f"- `{t['id']}`: {t['description']}" for t in offered)
         raise ToolError(issues[0].code, f"Nothing was started:\n{lines}\n\nExisting agents (reuse these ids to "
                         f"resume them):\n{who}\n\nEnabled templates:\n{kinds}", structured={
@@ -80,10 +96,14 @@ async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[
     tasks = [_spawn(svc, parent_id, entry, enabled, trees.get(id(entry))) for entry in entries]
     return svc._start(tasks, batch_concurrency(len(tasks), concurrency))
 
+def _line(child: Mapping[str, Any]) -> str:
+    """A roster child as a rejected batch lists it: what a resuming entry must match (upstream's
+    `id=... name=... role=... mode=... status=...` line)."""
+    fixed = "".join(f" {k}={child[k]}" for k in ("name", "role") if child.get(k))
+    return f"- `{child['id']}`{fixed} template={child['template']} mode={child['mode']} status={child['status']}"
+
 def _mode(entry: Mapping[str, Any], known: Mapping[str, Known]) -> str:
-    """The entry's mode: given, else the known child's last one, else readonly."""
-    last = known.get(str(entry.get("id", "")).casefold())
-    return str(entry.get("mode") or (last.mode if last else "readonly"))
+    return entry_mode(entry, known.get(str(entry.get("id", "")).casefold()))
 
 def _provision(svc: AgentsService, entries: Sequence[Mapping[str, Any]]) -> dict[int, worktrees.Worktree]:
     """A worktree for every worktree entry (keyed by the entry's id()), all made before any child
@@ -95,7 +115,7 @@ def _provision(svc: AgentsService, entries: Sequence[Mapping[str, Any]]) -> dict
             made[id(entry)] = worktrees.create(
                 home, home / ".toolbench" / "worktrees" / f"{entry['id']}-{secrets.token_hex(4)}",
                 policy=str(entry.get("apply_policy") or "none"),
-                allowed=tuple(dict.fromkeys(entry.get("allowed_output_paths") or ())),
+                allowed=allowed_paths(entry),
                 retain=bool(entry.get("retain_worktree", False)))
     except (ToolbenchError, OSError) as exc:
         for tree in made.values():
@@ -112,7 +132,7 @@ def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled
         template = resolve_template(str(entry.get("template") or DEFAULT_TEMPLATE), enabled)
         identity = {k: (template if k == "template" else entry.get(k)) for k in IDENTITY}
         child = svc._children[entry["id"].casefold()] = Child(entry["id"], identity)
-    child.mode = str(entry.get("mode") or child.mode)
+    previous, child.mode = child.mode, str(entry.get("mode") or child.mode)
     spec: AgentSpec = svc._agents[str(child.identity["template"])]
     profile = spec.profile or svc._kernel.profile
     if tree is None:  # readonly; a worktree child keeps the caller's file and shell tools
@@ -124,8 +144,11 @@ def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled
     task.invocation.state.memory_read_only = True  # both modes: memory.manage refuses its writes
     if entry.get("resume", True) and child.messages:
         # Resume: the child's own conversation so far, then the new prompt.
+        # A changed mode is said, since the resumed system message still names the old one (upstream
+        # "Execution mode changed: readonly -> worktree").
+        note = "" if previous == child.mode else f"Execution mode changed: {previous} -> {child.mode}.\n\n"
         task.messages = child.messages
-        task.messages.append({"role": "user", "content": f"# {task.title}\n\n{prompt}"})
+        task.messages.append({"role": "user", "content": f"# {task.title}\n\n{note}{prompt}"})
     else:  # the first task, or resume false: a fresh private context under the same identity
         task.messages = child.messages = opening(task)
     child.tasks.append(task.id)

@@ -327,15 +327,15 @@ class AgentsService:
     async def send(self, sender_id: str, to: str | None, message: str, channel: str | None) -> dict[str, Any]:
         sender = self._by_invocation.get(sender_id)
         parent_id = sender.parent_id if sender else sender_id
-        roster = [t.id for t in self._tasks.values() if t.parent_id == parent_id and t is not sender]
-        route = route_message(to, channel, has_parent=sender is not None, roster=roster)
-        sent = {"seq": next(self._message_numbers), "from": sender.id if sender else PARENT,
+        reach = agent_roster.reachable(self, parent_id, sender)
+        route = route_message(to, channel, has_parent=sender is not None, roster=list(reach))
+        sent = {"seq": next(self._message_numbers), "from": agent_roster.name(sender) if sender else PARENT,
                 "to": list(route.recipients), "channel": route.channel, "message": message}
         for name in route.recipients:
             if name == PARENT:
                 self._mail.setdefault(parent_id, []).append(sent)
             else:
-                self._tasks[name].inbox.append(sent)
+                reach[name].inbox.append(sent)
         return sent
 
     def _unread_mail(self, parent_id: str) -> list[dict[str, Any]]:

@@ -57,7 +57,8 @@ class Worktree:
     reason: str = ""
 
     def view(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"applyPolicy": self.policy, "changedFiles": list(self.changed),
+        out: dict[str, Any] = {"applyPolicy": self.policy, "allowedOutputPaths": list(self.allowed),
+                               "retainWorktree": self.retain, "changedFiles": list(self.changed),
                                "applied": self.applied, "retained": self.retained}
         if self.retained:
             out["path"] = str(self.path)

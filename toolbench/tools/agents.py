@@ -174,14 +174,15 @@ HANDOFF = ToolDescriptor(
 SEND_MESSAGE = ToolDescriptor(
     id=ToolId.builtin("agent.send_message"),
     description=(
-        "Send a short Markdown message to `parent`, to a sibling or child task id, or to `*` (everyone you "
-        "can reach). `channel`: direct (default for one recipient), shared (broadcast; `to` may be "
-        "omitted), decision or question. It is delivered at the recipient's next turn."
+        "Send a short Markdown message to `parent`, to a sibling or child (a named sub-agent by its id, "
+        "else by its task id), or to `*` (everyone you can reach). `channel`: direct (default for one "
+        "recipient), shared (broadcast; `to` may be omitted), decision or question. It is delivered at the "
+        "recipient's next turn."
     ),
     input_schema={
         "type": "object",
         "properties": {
-            "to": {"type": "string", "description": "`parent`, a task id, or `*`."},
+            "to": {"type": "string", "description": "`parent`, a sub-agent id or task id, or `*`."},
             "message": {"type": "string", "minLength": 1},
             "channel": {"type": "string", "enum": list(CHANNELS)},
         },
