@@ -318,3 +318,18 @@ def test_an_openai_compatible_server_is_one_base_url_away() -> None:
     assert body == {"temperature": 0, "model": "llama3.2", "messages": [{"role": "user", "content": "hello"}]}
     reply = asyncio.run(model.send(body))
     assert client.sent == [body] and model.read(reply).text == "hi"
+
+
+def test_the_log_keeps_what_each_request_adds(bench: Workbench) -> None:
+    """Requests repeat the tools and the conversation: the log stores each round's additions
+    only, so it grows with the run (and a reopen rebuilds the bodies exactly)."""
+    inv = bench.invocation()
+    model = ScriptedModel([[("workspace_read_file", {"path": "work/notes.md"})]] * 6 + ["done"], protocol="anthropic")
+    run = inv.run(model, "go")
+    log = next(bench.workspace.rglob(f"{inv.id}/log.jsonl"))
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    stored = [line["round"]["request"] for line in lines if isinstance(line.get("round"), dict)]
+    assert stored[0]["tools"] == inv.snapshot.render("anthropic")
+    assert all(s["tools"] == {"$extends": len(stored[0]["tools"]), "tail": []} for s in stored[1:])
+    assert [len(s["messages"]["tail"]) for s in stored[1:]] == [2] * 6  # a call, its result
+    assert [r.request for r in inv.runs[0].rounds] == [r.request for r in run.rounds] == model.bodies

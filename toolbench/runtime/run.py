@@ -213,11 +213,39 @@ async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: in
 
 
 def _append(log: RunLog, run: Run, r: RunRound) -> None:
+    previous = run.rounds[-1].request if run.rounds else None
     run.rounds.append(r)
     log.append({"run": run.id, "round": {
-        "index": r.index, "request": r.request, "response": r.response, "invocation_round": r.invocation_round,
-        "call_ids": [res.call_id for res in r.results], "error": r.error.to_json() if r.error else None,
-        "elapsed_ms": r.elapsed_ms}})
+        "index": r.index, "request": _compact(r.request, previous), "response": r.response,
+        "invocation_round": r.invocation_round, "call_ids": [res.call_id for res in r.results],
+        "error": r.error.to_json() if r.error else None, "elapsed_ms": r.elapsed_ms}})
+
+
+# Each request repeats the tools and the whole conversation so far: the log keeps what a list
+# adds to the same list of the round before, so a run's log grows with the run, not its square.
+_EXTENDS = "$extends"
+
+
+def _compact(body: dict[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        before = previous.get(key) if previous is not None else None
+        if isinstance(value, list) and isinstance(before, list) and value[:len(before)] == before:
+            out[key] = {_EXTENDS: len(before), "tail": value[len(before):]}
+        else:
+            out[key] = value
+    return out
+
+
+def _expand(stored: Mapping[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in stored.items():
+        before = previous.get(key) if previous is not None else None
+        if isinstance(value, Mapping) and set(value) == {_EXTENDS, "tail"} and isinstance(before, list):
+            out[key] = before[:value[_EXTENDS]] + list(value["tail"])
+        else:
+            out[key] = value
+    return out
 
 
 def _calls_of(inv: Invocation, results: Sequence[ToolResult]) -> list[tuple[int, RunCall]]:
@@ -281,8 +309,9 @@ def read_runs(inv: Invocation, entries: Sequence[Mapping[str, Any]]) -> list[Run
             n = r.get("invocation_round")
             calls = tuple(_call(rec) for cid in r.get("call_ids") or () if (rec := by_key.get((n, cid))) is not None)
             error = r.get("error")
+            previous = run.rounds[-1].request if run.rounds else None
             run.rounds.append(RunRound(
-                int(r.get("index") or len(run.rounds) + 1), dict(r.get("request") or {}),
+                int(r.get("index") or len(run.rounds) + 1), _expand(r.get("request") or {}, previous),
                 dict(response) if isinstance(response, Mapping) else None, tuple(c.result for c in calls), n,
                 reply.text if reply else "", reply.usage if reply else {}, reply.finish if reply else None,
                 RunError(**error) if isinstance(error, Mapping) else None, float(r.get("elapsed_ms") or 0), calls))
