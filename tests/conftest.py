@@ -16,6 +16,10 @@ from toolbench import Profile, ToolDescriptor, ToolId, Workbench
 settings.register_profile("toolbench", deadline=None)
 settings.load_profile("toolbench")
 
+# toolbench's own pytest plugin (toolbench_bench, assert_golden, toolbench_call). Named by its
+# module, as its pytest11 entry point is, so an install that has the entry point registers it once.
+pytest_plugins = ["toolbench.pytest_plugin"]
+
 # The nine builtins a session does not offer (tauritavern reference §3.3).
 SESSION_EXCLUDED = (
     "chat.search",

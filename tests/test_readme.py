@@ -1,11 +1,17 @@
-"""The README's dice examples print what their comments say, in a fresh process, every run
-(the dice are seeded, and a seeded run does not depend on the random invocation ids)."""
+"""The README runs as written: its dice examples print what their comments say, in a fresh
+process, every run (the dice are seeded, and a seeded run does not depend on the random
+invocation ids); every python block and every self-contained `toolbench` command runs and
+leaves nothing behind."""
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from deadline import ROOT, run_with_deadline
@@ -64,3 +70,81 @@ def test_the_command_lines_seeded_roll_prints_what_the_readme_shows(run):
     command, comment = line.split(COMMENT, 1)
     content = json.loads(comment.split('"content": ', 1)[1])
     assert run_with_deadline(CLI, args=tuple(shlex.split(command)[1:])) == [0, content]
+
+
+# Every python block, each in a fresh interpreter whose temp folder is its own: the block runs as
+# written (a block of `def test_...` functions runs as a pytest module, with the plugin), leaves
+# no bench open and no toolbench-* folder behind (an open demo bench is only swept at exit).
+SNIPPET = """
+import gc, sys
+namespace = {"__name__": "__main__"}  # kept alive: a bench the block left open is still here
+exec(compile(sys.argv[1], "README.md", "exec"), namespace)
+from toolbench import Workbench
+report(sum(1 for o in gc.get_objects() if isinstance(o, Workbench) and not o.closed))
+"""
+
+PYTEST_SNIPPET = """
+import sys
+import pytest
+report([int(pytest.main([sys.argv[1], "-q", "-p", "toolbench.pytest_plugin", "-p", "no:cacheprovider", *extra]))
+        for extra in (["--toolbench-update-golden"], [])])
+"""
+
+# Shell lines that run as they are: `toolbench ...` commands, but not `toolbench lab` (a server
+# that runs until stopped); lines that install (`pip install ...`) are for a reader's machine.
+LONG_RUNNING = ("toolbench lab",)
+
+
+def blocks(lang: str) -> list[str]:
+    """Every `lang` code block of the README, in order."""
+    return [part.split("\n```", 1)[0] for part in README.read_text(encoding="utf-8").split(f"```{lang}\n")[1:]]
+
+
+def commands() -> list[list[str]]:
+    """The self-contained `toolbench` commands of the README's shell blocks, split as a shell would."""
+    return [shlex.split(line, comments=True) for text in blocks("bash") for line in text.splitlines()
+            if line.startswith("toolbench ") and not line.startswith(LONG_RUNNING)]
+
+
+def leftovers(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.iterdir() if p.name.startswith("toolbench-"))
+
+
+@pytest.fixture
+def own_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temp folder of the child's own (TMPDIR), so other runs' folders are not counted."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    return tmp
+
+
+def test_the_readme_has_the_blocks_these_tests_run() -> None:
+    assert len(blocks("python")) >= 3
+    assert any(command[1] == "call" for command in commands())
+
+
+@pytest.mark.parametrize("number", range(len(blocks("python"))))
+def test_every_python_block_runs_as_written_and_leaves_nothing_behind(number: int, own_tmp: Path,
+                                                                     tmp_path: Path) -> None:
+    code = blocks("python")[number]
+    if "\ndef test_" in f"\n{code}":
+        module = tmp_path / "suite" / "test_readme_block.py"
+        module.parent.mkdir()
+        module.write_text(code + "\n", encoding="utf-8")
+        assert run_with_deadline(PYTEST_SNIPPET, args=(str(module),), deadline=90, cwd=module.parent) == [0, 0]
+    else:
+        assert run_with_deadline(SNIPPET, args=(code,), deadline=90) == 0  # no bench left open
+    assert leftovers(own_tmp) == []
+
+
+@pytest.mark.parametrize("command", commands(), ids=" ".join)
+def test_every_toolbench_command_runs_as_written(command: list[str], own_tmp: Path) -> None:
+    """Exit 0, or 1 for a `--check` (its documented "a provider would refuse it"); JSON on stdout."""
+    done = subprocess.run([sys.executable, "-m", "toolbench", *command[1:]], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
+                                                                                         os.environ.get("PYTHONPATH")]))})
+    assert done.returncode in ((0, 1) if "--check" in command else (0,)), done.stderr[-2000:]
+    json.loads(done.stdout)
+    assert leftovers(own_tmp) == []

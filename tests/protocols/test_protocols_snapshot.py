@@ -25,9 +25,15 @@ def test_the_default_profile_passes_its_own_check_for_every_provider(capsys):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("schema", ["json-schema", "openapi"])
-def test_the_default_profile_renders_what_each_sdk_takes(tmp_path, protocol, schema):
-    with Workbench(tmp_path / "ws") as bench:
-        validate_tools(protocol, bench.invocation().snapshot.render(protocol, schema=schema))
+def test_the_default_profile_renders_what_each_sdk_takes(toolbench_bench, protocol, schema):
+    validate_tools(protocol, toolbench_bench.invocation().snapshot.render(protocol, schema=schema))
+
+
+@pytest.mark.parametrize("scene", ["chat", "session"])
+def test_the_default_profiles_tool_list_is_the_golden_one(toolbench_bench, assert_golden, scene):
+    """What a model is shown (names, descriptions, schemas) changes only on purpose: a change
+    fails with the diff; `pytest --toolbench-update-golden` accepts it (tests/protocols/golden/)."""
+    assert_golden(toolbench_bench.invocation(scene).snapshot, f"default-{scene}.json")
 
 
 def test_the_cli_takes_geminis_schema_choice(capsys):

@@ -20,6 +20,7 @@ from toolbench import (
     ToolSource,
     Workbench,
 )
+from toolbench.pytest_plugin import assert_code
 from toolbench.runtime.kernel import Kernel
 
 LOOKUP = ToolId.parse("extension/remote:lookup")
@@ -107,15 +108,15 @@ def test_its_ask_permission_goes_through_the_bench_approval(remote: Any) -> None
     assert denied.error_code == "tool.approval_denied" and seen == ["lookup"] and source.calls == []
 
 
-def test_adding_something_that_is_not_a_source_is_misuse(tmp_path: Path) -> None:
-    with Workbench(tmp_path) as bench, pytest.raises(ToolbenchError) as info:
-        bench.add_source(object())  # type: ignore[arg-type]
+def test_adding_something_that_is_not_a_source_is_misuse(toolbench_bench: Workbench) -> None:
+    with pytest.raises(ToolbenchError) as info:
+        toolbench_bench.add_source(object())  # type: ignore[arg-type]
     assert info.value.code == "bench.misuse"
 
 
-def test_a_builtin_permission_is_the_profile_s(tmp_path: Path) -> None:
-    with Workbench(tmp_path) as bench, pytest.raises(ToolbenchError) as info:
-        bench.set_permission("builtin:dice.roll", "ask")
+def test_a_builtin_permission_is_the_profile_s(toolbench_bench: Workbench) -> None:
+    with pytest.raises(ToolbenchError) as info:
+        toolbench_bench.set_permission("builtin:dice.roll", "ask")
     assert info.value.code == "bench.misuse"
 
 
@@ -133,9 +134,8 @@ def test_an_invocation_needs_a_kernel_only(tmp_path: Path) -> None:
     assert info.value.code == "bench.closed"
 
 
-def test_the_cron_scheduler_is_built_once(tmp_path: Path) -> None:
-    with Workbench(tmp_path) as bench:
-        assert bench.cron is bench.cron
+def test_the_cron_scheduler_is_built_once(toolbench_bench: Workbench) -> None:
+    assert toolbench_bench.cron is toolbench_bench.cron
 
 
 def test_an_added_source_s_tools_can_be_enabled_later(tmp_path: Path) -> None:
@@ -169,23 +169,22 @@ def test_a_source_s_mcp_kind_ids_are_its_own(tmp_path: Path) -> None:
         assert inv.call(name).content == "found"  # the second call too (the owner is kept per invocation)
 
 
-def test_an_unregistered_ask_tool_fails_at_once_without_asking(tmp_path: Path) -> None:
-    with Workbench(tmp_path) as bench:
-        tool = bench.register_tool("x", lambda n=1: n, name="double")
-        bench.enable(tool)
-        bench.set_permission(tool, "ask")
-        asked: list[str] = []
-        bench.on_approval(lambda request: asked.append(request.call_name) or True)
-        inv = bench.invocation()
-        bench.unregister_tool(tool)
-        assert inv.call("double", {"n": 2}).error_code == "extension.tool_unavailable"
-        assert asked == []
+def test_an_unregistered_ask_tool_fails_at_once_without_asking(toolbench_bench: Workbench) -> None:
+    bench = toolbench_bench
+    tool = bench.register_tool("x", lambda n=1: n, name="double")
+    bench.enable(tool)
+    bench.set_permission(tool, "ask")
+    asked: list[str] = []
+    bench.on_approval(lambda request: asked.append(request.call_name) or True)
+    inv = bench.invocation()
+    bench.unregister_tool(tool)
+    assert_code(inv.call("double", {"n": 2}), "extension.tool_unavailable")
+    assert asked == []
 
 
-def test_permission_of_ids_no_source_has(tmp_path: Path) -> None:
-    with Workbench(tmp_path) as bench:
-        assert bench.permission("builtin:nope.x") == "on"
-        assert bench.permission("extension/none:x") == "on"
-        with pytest.raises(ToolbenchError) as info:
-            bench.permission("mcp/none:x")
-        assert info.value.code == "mcp.server_unknown"
+def test_permission_of_ids_no_source_has(toolbench_bench: Workbench) -> None:
+    assert toolbench_bench.permission("builtin:nope.x") == "on"
+    assert toolbench_bench.permission("extension/none:x") == "on"
+    with pytest.raises(ToolbenchError) as info:
+        toolbench_bench.permission("mcp/none:x")
+    assert info.value.code == "mcp.server_unknown"
