@@ -243,6 +243,12 @@ CODES: dict[str, str] = {
     # misuse
     "bench.closed": "the workbench was closed",
     "bench.misuse": "the library was called in a way it does not support",
+    # replay (bench.replay)
+    "replay.source_invalid": "a replay source is not a Run, an Invocation or its id, a list of request/response "
+                             "pairs or a JSON/JSONL file of them, or a body in it is not its provider's shape",
+    "replay.protocol_undetected": "the provider of raw request/response pairs cannot be told from their shape; "
+                                  "pass protocol=",
+    "replay.result_missing": "a recorded call has no recorded result (no later request carries it back)",
 }
 
 

@@ -4,6 +4,7 @@
     check(tools)                        name and schema problems, per provider, with the rule broken
     decode_calls(protocol, response)    a response body's tool calls, raw arguments kept
     decode_response(protocol, response) the calls and the assistant turn to replay with them
+    decode_results(protocol, request)   the tool results a request's history carried (replay)
     encode_history(protocol, rounds)    past calls and their results as provider messages
     encode_result(protocol, exchange)   one result as the provider takes it (text and attachments)
     abridge(value)                      JSON for display, base64 payloads cut short
@@ -22,7 +23,17 @@ and any provider a user adds. Each function takes a name or a `Provider` object:
 No I/O happens here; the runtime wires these into snapshots and transcripts.
 """
 
-from ._api import check, decode_calls, decode_response, encode_history, encode_result, encode_tool_choice, render
+from ._api import (
+    check,
+    decode_calls,
+    decode_response,
+    decode_result,
+    decode_results,
+    encode_history,
+    encode_result,
+    encode_tool_choice,
+    render,
+)
 from ._base import BaseProvider, TurnPart
 from ._diff import ToolListDiff, diff, golden
 from ._openai_chat import ChatCompletionsProvider
@@ -41,6 +52,7 @@ from .types import (
     Problem,
     ProtocolName,
     Provider,
+    RecordedResult,
     RenderableTool,
     RenderOptions,
     ResultView,
@@ -62,6 +74,7 @@ __all__ = [
     "Problem",
     "ProtocolName",
     "Provider",
+    "RecordedResult",
     "RenderOptions",
     "RenderableTool",
     "ResponsesProvider",
@@ -74,6 +87,8 @@ __all__ = [
     "check",
     "decode_calls",
     "decode_response",
+    "decode_result",
+    "decode_results",
     "diff",
     "encode_history",
     "encode_result",

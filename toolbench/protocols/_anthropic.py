@@ -15,6 +15,7 @@ from ..core.arguments import MISSING
 from ..core.errors import ToolbenchError
 from ._anthropic_strict import check_strict, strict_schema
 from ._base import BaseProvider, TurnPart
+from ._recorded import history, split_error, text_of
 from ._results import ANTHROPIC_TAKES, anthropic_block, result_parts
 from ._shared import (
     check_common,
@@ -30,7 +31,7 @@ from ._shared import (
     truncated,
 )
 from ._turns import assistant_turn, call_slot, kept_item, without_none
-from .types import DecodedCall, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions
+from .types import DecodedCall, DecodedResponse, Exchange, Problem, RecordedResult, RenderableTool, RenderOptions
 
 PROTOCOL: Final = "anthropic"
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]+")
@@ -185,6 +186,26 @@ class AnthropicProvider(BaseProvider):
             block["content"] = text
         block["is_error"] = is_error
         return block
+
+    def read_result(self, element: Any) -> RecordedResult:
+        """A `tool_result` block read back (`decode_results`): its content a string or blocks
+        (the text blocks' texts joined by newlines), `is_error` its flag or the error heading."""
+        if not isinstance(element, dict) or element.get("type") != "tool_result":
+            raise invalid_response("an Anthropic result is a `tool_result` block")
+        content, is_error = split_error(text_of(element.get("content")), element.get("is_error") is True)
+        call_id = element.get("tool_use_id")
+        return RecordedResult(call_id if isinstance(call_id, str) and call_id else None, content, is_error)
+
+    def read_results(self, request: Any) -> list[list[RecordedResult]]:
+        """The `tool_result` blocks of a request's `messages`, one group per user message."""
+        groups = []
+        for message in history(request, "messages", "Messages"):
+            blocks = message.get("content") if isinstance(message, dict) else None
+            if isinstance(blocks, list):
+                found = [self.read_result(b) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+                if found:
+                    groups.append(found)
+        return groups
 
     def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         if kind == "specific":

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.errors import ToolbenchError
+from ._recorded import ResultReader, pair
 from ._registry import get_provider, names
 from .types import (
     GEMINI_SCHEMAS,
@@ -15,6 +16,7 @@ from .types import (
     Exchange,
     Problem,
     Provider,
+    RecordedResult,
     RenderableTool,
     RenderOptions,
     Round,
@@ -92,6 +94,31 @@ def decode_response(protocol: str | Provider, response: Any, *, id_seed: str | N
     return get_provider(protocol).decode(response, id_seed)
 
 
+def decode_results(protocol: str | Provider, request: Any,
+                   calls: Sequence[DecodedCall] = ()) -> dict[str, RecordedResult]:
+    """The tool results a request body carries in its history, by call id: what the model was
+    told each call returned (`RecordedResult`: content without the `## Tool error` heading, and
+    is_error). Reads Chat Completions `tool` messages, Responses `function_call_output` items,
+    Anthropic `tool_result` blocks and Gemini `functionResponse` parts. A Gemini result without
+    an id is paired by name, in order, with `calls` (the decoded calls of the response it
+    answers), from the request's newest results only. A body that is not the provider's shape
+    raises `ToolbenchError` with `model.invalid_response`."""
+    return pair(_reader(protocol).read_results(request), calls)
+
+
+def decode_result(protocol: str | Provider, element: Any) -> RecordedResult:
+    """One result element as `encode_result` makes it, read back as `decode_results` reads it."""
+    return _reader(protocol).read_result(element)
+
+
+def _reader(protocol: str | Provider) -> ResultReader:
+    provider = get_provider(protocol)
+    if not (callable(getattr(provider, "read_results", None)) and callable(getattr(provider, "read_result", None))):
+        raise ToolbenchError("bench.misuse", f"provider {provider.name!r} cannot read recorded results: give it "
+                             "read_results(request) and read_result(element) (see the built-in providers)")
+    return provider  # type: ignore[return-value]  # checked just above: a Provider does not declare them
+
+
 def encode_history(
     protocol: str | Provider, rounds: Sequence[Round], *, turns: Sequence[AssistantTurn | None] | None = None
 ) -> list[dict[str, Any]]:
@@ -122,5 +149,5 @@ def encode_tool_choice(protocol: str | Provider, choice: Any, call_names: Iterab
     return get_provider(protocol).encode_tool_choice(choice, call_names)
 
 
-__all__ = ["check", "decode_calls", "decode_response", "encode_history", "encode_result", "encode_tool_choice",
-           "render"]
+__all__ = ["check", "decode_calls", "decode_response", "decode_result", "decode_results", "encode_history",
+           "encode_result", "encode_tool_choice", "render"]

@@ -27,6 +27,7 @@ from ..core.arguments import MISSING
 from ._base import BaseProvider, TurnPart
 from ._gemini_json import check_json_schema, prepare
 from ._gemini_schema import check_schema, sanitise
+from ._recorded import history, split_error, text_of
 from ._results import GEMINI_TAKES, gemini_part, result_parts
 from ._shared import (
     check_common,
@@ -41,7 +42,7 @@ from ._shared import (
     truncated,
 )
 from ._turns import assistant_turn, call_slot, kept_item
-from .types import DecodedCall, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions
+from .types import DecodedCall, DecodedResponse, Exchange, Problem, RecordedResult, RenderableTool, RenderOptions
 
 PROTOCOL: Final = "gemini"
 NAME_PATTERN: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
@@ -222,6 +223,36 @@ class GeminiProvider(BaseProvider):
         if ex.call_id and not is_synthetic_id(ex.call_id):
             function_response["id"] = ex.call_id
         return {"functionResponse": function_response}
+
+    def read_result(self, element: Any) -> RecordedResult:
+        """A `functionResponse` part read back (`decode_results`; `function_response`, the SDK's
+        spelling, too): `response.output` or `response.error` (an error), else the whole
+        response as JSON; the id when it has one (a synthesised one is never sent), and the name."""
+        if not isinstance(element, dict):
+            raise invalid_response("a Gemini result is a part with a `functionResponse`")
+        function_response = element.get("functionResponse", element.get("function_response"))
+        if not isinstance(function_response, dict):
+            raise invalid_response("a Gemini result is a part with a `functionResponse`")
+        response = function_response.get("response")
+        flagged = isinstance(response, dict) and "error" in response and "output" not in response
+        if isinstance(response, dict) and ("output" in response or flagged):
+            response = response["error" if flagged else "output"]
+        content, is_error = split_error(text_of(response), flagged)
+        call_id, name = function_response.get("id"), function_response.get("name")
+        return RecordedResult(call_id if isinstance(call_id, str) and call_id else None, content, is_error,
+                              name if isinstance(name, str) else None)
+
+    def read_results(self, request: Any) -> list[list[RecordedResult]]:
+        """The `functionResponse` parts of a request's `contents`, one group per content."""
+        groups = []
+        for content in history(request, "contents", "generateContent"):
+            parts = content.get("parts") if isinstance(content, dict) else None
+            if isinstance(parts, list):
+                found = [self.read_result(p) for p in parts
+                         if isinstance(p, dict) and ("functionResponse" in p or "function_response" in p)]
+                if found:
+                    groups.append(found)
+        return groups
 
     def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         """The `toolConfig` object of a generateContent request."""

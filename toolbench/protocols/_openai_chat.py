@@ -21,6 +21,7 @@ from ..core.arguments import MISSING
 from ._base import TurnPart
 from ._openai_rules import OpenAIRules
 from ._openai_strict import strict_schema
+from ._recorded import history, runs, split_error, text_of
 from ._results import result_parts
 from ._shared import (
     compact_json,
@@ -34,7 +35,7 @@ from ._shared import (
     truncated,
 )
 from ._turns import assistant_turn, call_slot, without_none
-from .types import DecodedCall, DecodedResponse, Exchange, RenderableTool, RenderOptions
+from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions
 
 SYNTHETIC_ID_PREFIX: Final = "tb-openai-"
 CALL_FIELDS: Final = frozenset({"id", "type", "function", "index"})  # rebuilt, or only for streaming
@@ -118,6 +119,20 @@ class ChatCompletionsProvider(OpenAIRules):
         """The `tool` message of one call: text only (attachments are listed as left out)."""
         text, _, _ = result_parts(exchange)
         return {"role": "tool", "tool_call_id": exchange.call_id, "content": text}
+
+    def read_result(self, element: Any) -> RecordedResult:
+        """A `tool` message read back (`decode_results`): content a string or text parts."""
+        if not isinstance(element, dict) or element.get("role") != "tool":
+            raise invalid_response("a Chat Completions result is a `tool` message")
+        content, is_error = split_error(text_of(element.get("content")))
+        call_id = element.get("tool_call_id")
+        return RecordedResult(call_id if isinstance(call_id, str) and call_id else None, content, is_error)
+
+    def read_results(self, request: Any) -> list[list[RecordedResult]]:
+        """The `tool` messages of a request's `messages`, one group per run of them."""
+        messages = history(request, "messages", "Chat Completions")
+        tool = runs(messages, lambda m: isinstance(m, dict) and m.get("role") == "tool")
+        return [[self.read_result(m) for m in group] for group in tool]
 
     def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         if kind == "specific":

@@ -19,6 +19,7 @@ from ..core.arguments import MISSING
 from ._base import TurnPart
 from ._openai_rules import OpenAIRules
 from ._openai_strict import strict_schema
+from ._recorded import history, runs, split_error, text_of
 from ._results import RESPONSES_TAKES, responses_item, result_parts
 from ._shared import (
     compact_json,
@@ -30,7 +31,7 @@ from ._shared import (
     truncated,
 )
 from ._turns import assistant_turn, call_slot, kept_item, without_none
-from .types import DecodedCall, DecodedResponse, Exchange, RenderableTool, RenderOptions
+from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions
 
 CALL_FIELDS: Final = frozenset({"type", "call_id", "name", "arguments"})  # what encode rebuilds from the record
 
@@ -116,6 +117,21 @@ class ResponsesProvider(OpenAIRules):
         if attached:
             output = [{"type": "input_text", "text": text}, *(responses_item(a) for a in attached)]
         return {"type": "function_call_output", "call_id": exchange.call_id, "output": output}
+
+    def read_result(self, element: Any) -> RecordedResult:
+        """A `function_call_output` item read back (`decode_results`): its output string, or
+        the texts of its `input_text` items."""
+        if not isinstance(element, dict) or element.get("type") != "function_call_output":
+            raise invalid_response("a Responses result is a `function_call_output` item")
+        content, is_error = split_error(text_of(element.get("output")))
+        call_id = element.get("call_id")
+        return RecordedResult(call_id if isinstance(call_id, str) and call_id else None, content, is_error)
+
+    def read_results(self, request: Any) -> list[list[RecordedResult]]:
+        """The `function_call_output` items of a request's `input`, one group per run of them."""
+        items = history(request, "input", "Responses")
+        outputs = runs(items, lambda i: isinstance(i, dict) and i.get("type") == "function_call_output")
+        return [[self.read_result(i) for i in group] for group in outputs]
 
     def tool_choice(self, kind: str, name: str | None) -> dict[str, Any] | str:
         if kind == "specific":

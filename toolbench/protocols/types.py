@@ -107,6 +107,19 @@ class Exchange:
 
 Round: TypeAlias = Sequence[Exchange]
 
+
+@dataclass(frozen=True, slots=True)
+class RecordedResult:
+    """One result as a request carried it to the model (`decode_results`): the call it answers
+    (`None` when the API pairs by order and name and the element names no id), its text without
+    toolbench's `## Tool error` heading, and whether it is an error. `call_name` is set where the
+    element names its call (Gemini)."""
+
+    call_id: str | None
+    content: str
+    is_error: bool
+    call_name: str | None = None
+
 GeminiSchema: TypeAlias = Literal["json-schema", "openapi"]
 GEMINI_SCHEMAS: tuple[GeminiSchema, ...] = ("json-schema", "openapi")
 
@@ -200,6 +213,7 @@ __all__ = [
     "Problem",
     "ProtocolName",
     "Provider",
+    "RecordedResult",
     "RenderOptions",
     "RenderableTool",
     "ResultView",

@@ -27,6 +27,7 @@ from .demo import seed_demo_workspace
 from .extensions import make_extension_tool
 from .invocation import Invocation
 from .kernel import Kernel
+from .replay import Replay, replay
 from .sources import ToolSource
 from .store import make_folders
 
@@ -203,6 +204,14 @@ class Workbench:
     def open_invocation(self, invocation_id: str) -> Invocation:
         """Reopen an invocation from its run log, with its history and budget counters."""
         return self._kernel.reopen(invocation_id)
+
+    def replay(self, source: Any, *, protocol: str | None = None, scene: Scene = "chat") -> Replay:
+        """Run a recorded conversation's calls again in a fresh invocation and compare each result
+        with the recorded one (`Replay.ok`, `.diffs`, `.to_dataframe()`). `source` is a `Run`, an
+        `Invocation` or its id, a list of `{"request": body, "response": body}` pairs (`protocol`
+        names their provider, else their shape does), or a JSON/JSONL file of pairs; see
+        `toolbench/runtime/replay.py` for the statuses and what is normalised."""
+        return replay(self._kernel, source, protocol=protocol, scene=scene)
 
     # lifetime -----------------------------------------------------------------------------
     @property
