@@ -186,7 +186,8 @@ def render_text(report: Mapping[str, Any]) -> str:
         for p in server["problems"]:
             label = "repaired" if p["repaired"] else "FATAL" if p["fatal"] else "note"
             where = f" at {p['path']}" if p["path"] else ""
-            lines.append(f"  {label} {p['protocol']} {'(server)' if p['tool'] is None else _show(p['tool'])}: {p['rule']}{where}: {p['message']}")
+            tool = "(server)" if p["tool"] is None else _show(p["tool"])
+            lines.append(f"  {label} {p['protocol']} {tool}: {p['rule']}{where}: {p['message']}")
         for s in server["smoke"]:
             outcome = f"error {s['error_code']}" if s["is_error"] else "ok"
             expected = "an error" if s["expect_error"] else "ok"
