@@ -109,3 +109,11 @@ def test_a_malformed_smoke_block_is_a_config_error_before_any_server_starts(tmp_
     assert (code, out) == (2, "")
     assert err.startswith("toolbench: mcp.config_invalid: MCP server `gone`: `toolbench.smoke[0]`")
     assert len(err.splitlines()) == 1
+
+
+def test_a_server_that_never_answers_is_exit_2_within_its_timeout(tmp_path):
+    code, out, err = cli(tmp_path, {"stuck": fault_server("hangs_in_init", timeout=2)},
+                         "check", "--mcp-config", "CONFIG", "--format", "json")
+    [server] = json.loads(out)["servers"]
+    assert (code, server["state"], server["error"]["code"]) == (2, "failed", "mcp.server_timeout")
+    assert err.startswith("toolbench: mcp.server_timeout: MCP server `stuck`: ")
