@@ -5,6 +5,7 @@ stderr even when the others are fine. Each run is a child process under a deadli
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,3 +118,24 @@ def test_a_server_that_never_answers_is_exit_2_within_its_timeout(tmp_path):
     [server] = json.loads(out)["servers"]
     assert (code, server["state"], server["error"]["code"]) == (2, "failed", "mcp.server_timeout")
     assert err.startswith("toolbench: mcp.server_timeout: MCP server `stuck`: ")
+
+
+def test_a_real_stdio_server_on_a_strict_yaml_profile_lists_repaired_findings_without_counting_them(
+        tmp_path, monkeypatch):
+    server = shutil.which("mcp-server-time")  # a reference server from PyPI, as tests/mcp/real_servers.py uses
+    assert server is not None, "`mcp-server-time` is not on PATH: install the test extra (`pip install -e '.[test]'`)"
+    monkeypatch.setenv("TOOLBENCH_TEST_TIME_SERVER", server)  # the config reads it as ${env:...}
+    profile = tmp_path / "strict.yaml"
+    profile.write_text("tools:\n  openaiStrict: true\n  anthropicStrict: true\n", encoding="utf-8")
+    smoke = {"smoke": [{"tool": "get_current_time", "arguments": {"timezone": "UTC"}},
+                       {"tool": "convert_time", "expectError": True,
+                        "arguments": {"source_timezone": "Nowhere/City", "time": "12:00", "target_timezone": "UTC"}}]}
+    servers = {"time": {"command": "${env:TOOLBENCH_TEST_TIME_SERVER}", "toolbench": smoke}}
+    code, out, err = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG", "--profile", str(profile),
+                         "--format", "json")
+    report = json.loads(out)
+    assert (code, err, report["summary"]["fatal"], report["summary"]["smoke_failed"]) == (0, "", 0, 0)
+    assert report["summary"]["repaired"] > 0
+    repaired = {(p["protocol"], p["rule"]) for p in report["servers"][0]["problems"] if p["repaired"]}
+    assert ("openai", "strict.additional_properties") in repaired
+    assert ("anthropic", "strict.additional_properties") in repaired
