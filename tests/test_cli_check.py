@@ -83,13 +83,16 @@ def test_broken_tools_and_a_failed_smoke_call_exit_1_in_text(tmp_path):
 
 def test_a_server_that_cannot_be_reached_is_exit_2_even_when_another_is_fine(tmp_path):
     servers = {"gone": {"command": str(tmp_path / "no-such-server")}, "quits": fault_server("exits_at_start"),
-               "last": fault_server("bad_tools")}
+               "last": fault_server("bad_tools"),
+               "off": {"command": "never-started", "disabled": True, "toolbench": {"smoke": [{"tool": "x"}]}}}
     code, out, err = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG", "--format", "json")
     report = json.loads(out)
     assert (code, report["exit_code"], report["summary"]["unreachable"]) == (2, 2, 2)
     states = {s["name"]: (s["state"], s["reachable"], (s["error"] or {}).get("code")) for s in report["servers"]}
     assert states == {"gone": ("failed", False, "mcp.server_start_failed"),
-                      "quits": ("failed", False, "mcp.server_start_failed"), "last": ("active", True, None)}
+                      "quits": ("failed", False, "mcp.server_start_failed"), "last": ("active", True, None),
+                      "off": ("disabled", True, None)}
+    assert report["servers"][3]["smoke"] == []  # a disabled server's smoke calls are not made
     lines = err.splitlines()
     assert [line.split(": ", 2)[:2] for line in lines] == [["toolbench", "mcp.server_start_failed"]] * 2
     assert "MCP server `gone`" in lines[0] and "MCP server `quits`" in lines[1]

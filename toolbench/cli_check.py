@@ -144,7 +144,8 @@ def _server_report(bench: Workbench, info: McpServerInfo, snapshot: Any, problem
                    "call_name": names.get(t.tool_id) if t.tool_id is not None else None,
                    "offered": t.tool_id in names} for t in info.tools],
         "problems": found,
-        "smoke": [_smoke(bench, info, names, call, scene) for call in smoke] if reachable else [],
+        # a disabled server is listed as the file has it, and its smoke calls are not made
+        "smoke": [_smoke(bench, info, names, call, scene) for call in smoke] if info.state == "active" else [],
     }
 
 
