@@ -8,7 +8,10 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import Workbench
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     snap = sub.add_parser("snapshot", help="print the tool list a provider would receive, as JSON")
-    snap.add_argument("--profile", help="a JSON or TOML profile (default: the embedded default)")
+    snap.add_argument("--profile", help="a JSON, TOML or YAML profile (default: the embedded default)")
     snap.add_argument("--workspace", help="the workspace folder (default: a fresh demo workspace)")
     snap.add_argument("--scene", choices=("chat", "session"), default="chat")
     snap.add_argument("--protocol", choices=names(), default="openai")
@@ -101,7 +104,7 @@ def _bench_options(command: argparse.ArgumentParser) -> None:
                          help="with --mcp-config: only this server (repeatable)")
 
 
-def _check(bench: Any, args: argparse.Namespace) -> int:
+def _check(bench: Workbench, args: argparse.Namespace) -> int:
     from .cli_bench import unreachable_line
     from .cli_check import render_text, run_check
 
