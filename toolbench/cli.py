@@ -1,4 +1,5 @@
-"""The `toolbench` command: snapshot, call and lab."""
+"""The `toolbench` command: snapshot, call, check and lab (a thin parser: the bench it opens is
+`cli_bench`'s, the check is `cli_check`'s)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import Workbench
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     snap = sub.add_parser("snapshot", help="print the tool list a provider would receive, as JSON")
-    snap.add_argument("--profile", help="a JSON or TOML profile (default: the embedded default)")
+    snap.add_argument("--profile", help="a JSON, TOML or YAML profile (default: the embedded default)")
     snap.add_argument("--workspace", help="the workspace folder (default: a fresh demo workspace)")
     snap.add_argument("--scene", choices=("chat", "session"), default="chat")
     snap.add_argument("--protocol", choices=names(), default="openai")
@@ -28,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="list each provider's problems with the tool list; exit 1 if any would refuse it")
     snap.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema",
                       help="Gemini's schema field: parametersJsonSchema (default) or the OpenAPI subset in parameters")
+    _bench_options(snap)
 
     call = sub.add_parser("call", help="run one tool call and print the ToolResult as JSON")
     call.add_argument("call_name")
@@ -36,14 +41,44 @@ def main(argv: list[str] | None = None) -> int:
     call.add_argument("--workspace")
     call.add_argument("--scene", choices=("chat", "session"), default="chat")
     call.add_argument("--seed", type=int, default=None, help="seed the dice: the same seed, the same rolls")
+    _bench_options(call)
+
+    from .cli_check import JSON_HELP
+
+    check = sub.add_parser("check", help="connect the MCP servers of a config, check their tools for every provider "
+                           "and run the smoke calls it marks", epilog=JSON_HELP,
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           description="Exit 0 when no problem is fatal, 1 when one is (or a smoke call failed), "
+                           "2 when a server cannot be reached. Each server's `timeout` in the config (seconds, "
+                           "default 60) bounds its connecting and listing, and each smoke call.")
+    check.add_argument("--mcp-config", required=True, metavar="FILE", help="an mcp.json ({\"mcpServers\": {...}})")
+    check.add_argument("--server", action="append", default=[], metavar="NAME",
+                       help="check only this server (repeatable; default: every server of the file)")
+    check.add_argument("--profile", help="a JSON, TOML or YAML profile (naming style, strict modes, overrides)")
+    check.add_argument("--workspace", help="the workspace folder (default: a fresh one, removed after)")
+    check.add_argument("--scene", choices=("chat", "session"), default="chat")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema")
 
     sub.add_parser("lab", help="open JupyterLab on the bundled notebooks (other options go to jupyter lab)")
 
     args = parser.parse_args(argv)
-    from . import MISSING, ToolbenchError, Workbench
+    if args.command != "check" and args.server and args.mcp_config is None:
+        parser.error("--server needs --mcp-config")
+    from . import MISSING, ToolbenchError
+    from .cli_bench import load_servers, open_bench, unreachable, unreachable_line
 
     try:
-        with Workbench(args.workspace, args.profile, seed=getattr(args, "seed", None)) as bench:
+        with open_bench(args.workspace, args.profile, seed=getattr(args, "seed", None),
+                        demo=getattr(args, "demo", False)) as bench:
+            if args.command == "check":
+                return _check(bench, args)
+            if args.mcp_config is not None:
+                failed = unreachable(load_servers(bench, args.mcp_config, args.server))
+                for info in failed:
+                    print(unreachable_line(info), file=sys.stderr)
+                if failed:
+                    return 2  # what the command would show is not what a notebook would see
             inv = bench.invocation(args.scene)
             if args.command == "snapshot" and args.check:
                 problems = inv.snapshot.check(schema=args.gemini_schema)
@@ -58,6 +93,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     return 0
+
+
+def _bench_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--demo", action="store_true",
+                         help="add the demo extension tools (weather, long_report, fail), as Workbench.demo() does")
+    command.add_argument("--mcp-config", metavar="FILE", help="register and connect the MCP servers of an mcp.json "
+                         "and allow their tools (exit 2 if one cannot be reached)")
+    command.add_argument("--server", action="append", default=[], metavar="NAME",
+                         help="with --mcp-config: only this server (repeatable)")
+
+
+def _check(bench: Workbench, args: argparse.Namespace) -> int:
+    from .cli_bench import unreachable_line
+    from .cli_check import render_text, run_check
+
+    report = run_check(bench, args.mcp_config, servers=args.server, scene=args.scene,
+                       gemini_schema=args.gemini_schema)
+    for server in report["servers"]:
+        if server["error"] is not None:
+            print(unreachable_line(bench.mcp.info(server["name"])), file=sys.stderr)
+    if args.format == "json":
+        _print(report)
+    else:
+        sys.stdout.write(render_text(report))
+    return int(report["exit_code"])
 
 
 def _print(value: Any) -> None:

@@ -237,6 +237,7 @@ CODES: dict[str, str] = {
     "cron.task_not_found": "no cron task has that id",
     # storage
     "storage.write_failed": "a runtime file could not be written",
+    "storage.workspace_not_directory": "the workspace path (or a folder it would be made in) is a file",
     "storage.not_writable": "the workspace's runtime folders cannot be created or written (read-only, permissions)",
     "storage.already_exists": "a write-once runtime file exists already",
     "storage.run_log_invalid": "a stored run log could not be read back",

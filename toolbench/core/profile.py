@@ -145,19 +145,16 @@ class Profile(Section):
 
     @classmethod
     def load(cls, path: str | Path) -> Profile:
-        """Read a JSON or TOML profile file (toolbench's, or one exported from TauriTavern), migrated
-        as `parse` does; the file is left as it is."""
+        """Read a JSON, TOML or YAML (`.yaml`, `.yml`) profile file (toolbench's, or one exported
+        from TauriTavern), migrated as `parse` does; the file is left as it is. Any other suffix
+        is read as JSON."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ToolbenchError("agent.profile_invalid", f"cannot read profile {path}: {exc.strerror}") from exc
-        try:
-            data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-        except (ValueError, tomllib.TOMLDecodeError) as exc:
-            kind = path.suffix[1:] or "JSON"
-            raise ToolbenchError("agent.profile_invalid", f"{path} is not valid {kind}: {exc}") from exc
-        return cls.parse(data, source=str(path))
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise ToolbenchError("agent.profile_invalid", f"cannot read profile {path}: {reason}") from exc
+        return cls.parse(_decode(text, path), source=str(path))
 
     def save(self, path: str | Path) -> None:
         """Write the profile as JSON (`to_json_text`), replacing the file atomically."""
@@ -191,6 +188,24 @@ class Profile(Section):
             base = data[name] if isinstance(data[name], Section) else getattr(self, name)
             data[name] = base.merged(section_changes)
         return parse(type(self), data, source="profile")
+
+
+def _decode(text: str, path: Path) -> Any:
+    """The document of a profile file, by its suffix; `agent.profile_invalid` names the format."""
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        import yaml  # type: ignore[import-untyped]  # only YAML profiles pay for the import
+
+        try:
+            # safe_load builds plain values only (no tags that construct objects)
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ToolbenchError("agent.profile_invalid", f"{path} is not valid YAML: {exc}") from exc
+    kind = "TOML" if suffix == ".toml" else "JSON"
+    try:
+        return tomllib.loads(text) if kind == "TOML" else json.loads(text)
+    except ValueError as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+        raise ToolbenchError("agent.profile_invalid", f"{path} is not valid {kind}: {exc}") from exc
 
 
 # The sections whose fields `Profile.edit` takes bare (their field names do not overlap).

@@ -53,7 +53,7 @@ class Workbench:
             _OWNED_WORKSPACES.add(self.workspace)  # removed at exit if the bench is left open
             seed_demo_workspace(self.workspace)
         else:
-            self.workspace = Path(workspace).expanduser().resolve()
+            self.workspace = _workspace_folder(workspace)
         make_folders(self.workspace, WORKSPACE_DIRS)
         self._kernel = Kernel(self.workspace, _as_profile(profile), seed=seed)
         self._close_listeners: list[Callable[[], None]] = []
@@ -293,6 +293,19 @@ def _remove_owned(workspace: Path) -> None:
 def _remove_owned_at_exit() -> None:
     for workspace in list(_OWNED_WORKSPACES):
         _remove_owned(workspace)
+
+
+def _workspace_folder(workspace: str | Path) -> Path:
+    """The workspace path, resolved; `storage.workspace_not_directory` when it or a folder it
+    would be made in is a file (mkdir would fail with a less telling "not writable")."""
+    path = Path(workspace).expanduser().resolve()
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                raise ToolbenchError("storage.workspace_not_directory",
+                                     f"the workspace {path} is not a folder: {candidate} is a file")
+            break
+    return path
 
 
 def _as_profile(value: Profile | str | Path | None) -> Profile:

@@ -1,0 +1,144 @@
+"""`toolbench check`: the example server is clean (exit 0), a server listing broken tools or a
+failed smoke call is exit 1, a server that cannot be reached is exit 2 with its coded line on
+stderr even when the others are fine. Each run is a child process under a deadline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from deadline import ROOT, run_with_deadline
+
+SERVERS = ROOT / "tests" / "mcp" / "servers"
+
+CLI = """
+import contextlib, io, sys
+from toolbench.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+report([code, out.getvalue(), err.getvalue()])
+"""
+
+
+def demo_server(**extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-m", "toolbench.examples.demo_mcp"],
+            "env": {"PYTHONPATH": str(ROOT)}, **extra}
+
+
+def fault_server(name: str, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVERS / f"{name}.py")], "cwd": str(SERVERS), **extra}
+
+
+def cli(tmp_path: Path, servers: dict[str, Any], *args: str) -> tuple[int, str, str]:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    code, out, err = run_with_deadline(CLI, args=tuple(a.replace("CONFIG", str(config)) for a in args),
+                                       deadline=90)
+    return code, out, err
+
+
+def test_the_example_server_with_its_smoke_calls_checks_clean_in_json(tmp_path):
+    smoke = {"smoke": [{"tool": "echo", "arguments": {"text": "hi"}},
+                       {"tool": "fail", "expectError": True},
+                       {"tool": "weather", "arguments": '{"city": "Oslo"}'}]}
+    code, out, err = cli(tmp_path, {"demo": demo_server(toolbench=smoke)},
+                         "check", "--mcp-config", "CONFIG", "--format", "json")
+    report = json.loads(out)
+    assert (code, report["exit_code"], err) == (0, 0, "")
+    assert report["version"] == 1
+    assert report["summary"] == {"servers": 1, "unreachable": 0, "fatal": 0, "repaired": 0, "smoke_failed": 0}
+    [server] = report["servers"]
+    assert (server["name"], server["state"], server["reachable"], server["error"]) == ("demo", "active", True, None)
+    tools = {t["name"]: t for t in server["tools"]}
+    assert tools["issue.create"]["tool_id"] == "mcp/demo:issue.create"
+    assert all(t["offered"] and t["call_name"] for t in tools.values())
+    assert not [p for p in server["problems"] if p["fatal"] and not p["repaired"]]
+    assert {p["protocol"] for p in server["problems"]} <= {"mcp", "openai", "openai-responses", "anthropic", "gemini"}
+    assert [(s["tool"], s["is_error"], s["error_code"], s["ok"]) for s in server["smoke"]] == [
+        ("echo", False, None, True), ("fail", True, "mcp.tool_error", True), ("weather", False, None, True)]
+    assert server["smoke"][0]["content"] == "hi"
+
+
+def test_broken_tools_and_a_failed_smoke_call_exit_1_in_text(tmp_path):
+    smoke = {"smoke": [{"tool": "echo", "arguments": {"text": "x"}, "expectError": True},
+                       {"tool": "no_such_tool"}, {"tool": "last", "arguments": {"text": "y"}}]}
+    code, out, err = cli(tmp_path, {"bad": fault_server("bad_tools", toolbench=smoke)},
+                         "check", "--mcp-config", "CONFIG")
+    assert (code, err) == (1, "")
+    assert "FATAL mcp bad_property: mcp.tool_schema_invalid" in out
+    assert "FATAL mcp no_schema: mcp.tool_schema_invalid" in out
+    assert 'FATAL mcp "bad\\nname": mcp.tool_name_invalid' in out  # a server's newline forges no line
+    assert "smoke echo: ok, FAILED (expected an error)" in out
+    assert "smoke no_such_tool: error None, FAILED (expected ok): the server offers no tool `no_such_tool`" in out
+    assert "smoke last: ok, passed" in out
+    assert out.endswith(" unreachable, 6 fatal problem(s), 0 repaired, 2 smoke call(s) failed: exit 1\n")
+
+
+def test_a_server_that_cannot_be_reached_is_exit_2_even_when_another_is_fine(tmp_path):
+    servers = {"gone": {"command": str(tmp_path / "no-such-server")}, "quits": fault_server("exits_at_start"),
+               "last": fault_server("bad_tools"),
+               "off": {"command": "never-started", "disabled": True, "toolbench": {"smoke": [{"tool": "x"}]}}}
+    code, out, err = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG", "--format", "json")
+    report = json.loads(out)
+    assert (code, report["exit_code"], report["summary"]["unreachable"]) == (2, 2, 2)
+    states = {s["name"]: (s["state"], s["reachable"], (s["error"] or {}).get("code")) for s in report["servers"]}
+    assert states == {"gone": ("failed", False, "mcp.server_start_failed"),
+                      "quits": ("failed", False, "mcp.server_start_failed"), "last": ("active", True, None),
+                      "off": ("disabled", True, None)}
+    assert report["servers"][3]["smoke"] == []  # a disabled server's smoke calls are not made
+    lines = err.splitlines()
+    assert [line.split(": ", 2)[:2] for line in lines] == [["toolbench", "mcp.server_start_failed"]] * 2
+    assert "MCP server `gone`" in lines[0] and "MCP server `quits`" in lines[1]
+
+
+def test_server_picks_one_server_and_an_unknown_name_is_a_coded_error(tmp_path):
+    servers = {"gone": {"command": str(tmp_path / "no-such-server")}, "bad": fault_server("bad_tools")}
+    code, out, _ = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG", "--server", "bad", "--format", "json")
+    assert (code, [s["name"] for s in json.loads(out)["servers"]]) == (1, ["bad"])
+    code, out, err = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG", "--server", "nope")
+    assert (code, out) == (2, "")
+    assert err.startswith("toolbench: mcp.server_unknown: ")
+
+
+def test_a_malformed_smoke_block_is_a_config_error_before_any_server_starts(tmp_path):
+    servers = {"gone": {"command": str(tmp_path / "no-such-server"), "toolbench": {"smoke": [{"arguments": {}}]}}}
+    code, out, err = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG")
+    assert (code, out) == (2, "")
+    assert err.startswith("toolbench: mcp.config_invalid: MCP server `gone`: `toolbench.smoke[0]`")
+    assert len(err.splitlines()) == 1
+
+
+def test_a_server_that_never_answers_is_exit_2_within_its_timeout(tmp_path):
+    code, out, err = cli(tmp_path, {"stuck": fault_server("hangs_in_init", timeout=2)},
+                         "check", "--mcp-config", "CONFIG", "--format", "json")
+    [server] = json.loads(out)["servers"]
+    assert (code, server["state"], server["error"]["code"]) == (2, "failed", "mcp.server_timeout")
+    assert err.startswith("toolbench: mcp.server_timeout: MCP server `stuck`: ")
+
+
+def test_a_real_stdio_server_on_a_strict_yaml_profile_lists_repaired_findings_without_counting_them(
+        tmp_path, monkeypatch):
+    server = shutil.which("mcp-server-time")  # a reference server from PyPI, as tests/mcp/real_servers.py uses
+    assert server is not None, "`mcp-server-time` is not on PATH: install the test extra (`pip install -e '.[test]'`)"
+    monkeypatch.setenv("TOOLBENCH_TEST_TIME_SERVER", server)  # the config reads it as ${env:...}
+    profile = tmp_path / "strict.yaml"
+    profile.write_text("tools:\n  openaiStrict: true\n  anthropicStrict: true\n", encoding="utf-8")
+    smoke = {"smoke": [{"tool": "get_current_time", "arguments": {"timezone": "UTC"}},
+                       {"tool": "convert_time", "expectError": True,
+                        "arguments": {"source_timezone": "Nowhere/City", "time": "12:00", "target_timezone": "UTC"}}]}
+    servers = {"time": {"command": "${env:TOOLBENCH_TEST_TIME_SERVER}", "toolbench": smoke}}
+    code, out, err = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG", "--profile", str(profile),
+                         "--format", "json")
+    report = json.loads(out)
+    assert (code, err, report["summary"]["fatal"], report["summary"]["smoke_failed"]) == (0, "", 0, 0)
+    assert report["summary"]["repaired"] > 0
+    repaired = {(p["protocol"], p["rule"]) for p in report["servers"][0]["problems"] if p["repaired"]}
+    assert ("openai", "strict.additional_properties") in repaired
+    assert ("anthropic", "strict.additional_properties") in repaired
