@@ -40,6 +40,7 @@ from .approval import ApprovalRequest
 from .bridge import NestedCalls, nested_in
 from .mcp_port import McpManagePort
 from .records import PROFILE_NAME, SNAPSHOT_NAME, CallRecord, RunLog, read_log, read_turns, turn_entry
+from .seeding import invocation_rng
 from .sources import ToolSource
 from .store import args_path, audit_path, dumps
 
@@ -524,10 +525,9 @@ class Invocation:
         rng = self.state.rng
         if rng is None:
             seed, made = self._kernel.seed, self._kernel.invocations
-            # Not from the id: the bench makes ids at random. A str seed is hashed with SHA-512,
-            # the same in every process (PYTHONHASHSEED does not touch it).
+            # Not from the id: the bench makes ids at random (runtime/seeding.py, the one rule).
             place = made.index(self) if self in made else self.id
-            rng = self.state.rng = random.Random(None if seed is None else f"{seed}:{place}")
+            rng = self.state.rng = random.Random() if seed is None else invocation_rng(seed, place)
         return rng
 
     # outcomes -----------------------------------------------------------------------------
