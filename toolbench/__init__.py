@@ -17,6 +17,7 @@ from .runtime.approval import ApprovalRequest
 from .runtime.bench import Workbench
 from .runtime.invocation import Invocation
 from .runtime.records import CallRecord
+from .runtime.replay import CallDiff, Replay
 from .runtime.run import Run, RunCall, RunError, RunRound
 from .runtime.sources import ToolSource
 from .tools.base import ToolContext
@@ -28,10 +29,12 @@ __all__ = [
     "Attachment",
     "AttachmentRef",
     "Binding",
+    "CallDiff",
     "CallRecord",
     "Diagnostic",
     "Invocation",
     "Profile",
+    "Replay",
     "Run",
     "RunCall",
     "RunError",
