@@ -118,7 +118,7 @@ class LocalProvider:
     def remaining(self) -> int:
         """Scripted answers not served yet."""
         with self._lock:
-            return len(self._script) - len(self.requests)
+            return max(0, len(self._script) - len(self.requests))
 
     # serving ---------------------------------------------------------------------------------
     @property
