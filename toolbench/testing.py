@@ -15,6 +15,9 @@ task it drives with that message.
 It is a `toolbench.models.Model` too, so `inv.run(ScriptedModel([...]), prompt)` runs offline:
 each turn is answered as a response body of its `protocol` (default `"openai"`; also
 `"openai-responses"`, `"anthropic"`, `"gemini"`), and `model.bodies` holds the requests.
+
+`LocalProvider` (from `toolbench.testing_provider`) serves the providers' HTTP APIs on 127.0.0.1
+from a script, so the real SDK clients and the `toolbench.models` adapters run offline.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 from .core.arguments import MISSING
 from .core.errors import ToolbenchError
 from .models import Anthropic, Gemini, Model, ModelReply, OpenAIChat, OpenAIResponses, reader_for
+from .testing_provider import LocalProvider
 
 Turn = str | list[tuple[Any, ...]]
 
@@ -188,4 +192,4 @@ def call(bench: Any, call_name: str, arguments: Any = MISSING, *, scene: str = "
     return bench.invocation(scene).call(call_name, arguments)
 
 
-__all__ = ["ModelRequest", "ScriptedModel", "call"]
+__all__ = ["LocalProvider", "ModelRequest", "ScriptedModel", "call"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._base import ModelReply, call_sdk, raw_json, texts, usage_of, with_options
+from ._base import ModelReply, send_raw, texts, usage_of, with_options
 
 
 def read_messages(body: Mapping[str, Any]) -> ModelReply:
@@ -40,7 +40,7 @@ class Anthropic:
         return with_options(body, self.options)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
-        return raw_json(await call_sdk(self.client.messages.with_raw_response.create, **body))
+        return await send_raw(self.client.messages.with_raw_response.create, **body)
 
     read = staticmethod(read_messages)
 

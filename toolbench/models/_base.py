@@ -79,7 +79,10 @@ def provider_error(exc: BaseException) -> ModelError:
     message = str(getattr(exc, "message", None) or exc) or name
     if "Timeout" in name:
         return ModelError("model.provider_timeout", f"the provider did not answer in time ({name}): {message}")
-    if status is None and ("Connection" in name or "Connect" in name):
+    # httpx's transport errors (a refused connection, a server that hangs up mid-request) reach
+    # the caller raw from google-genai; OpenAI and Anthropic wrap them in APIConnectionError.
+    transport = any(k.__name__ in ("TransportError", "RequestError") for k in type(exc).__mro__)
+    if status is None and ("Connection" in name or "Connect" in name or transport):
         return ModelError("model.provider_unreachable", f"cannot reach the provider ({name}): {message}")
     if status in (401, 403):
         return ModelError("model.provider_auth", f"the provider refused the credentials ({status}): {message}",
@@ -107,11 +110,34 @@ async def call_sdk(method: Callable[..., Any], **kwargs: Any) -> Any:
         raise provider_error(exc) from exc
 
 
-def raw_json(raw: Any) -> dict[str, Any]:
-    """The body of a `with_raw_response` answer (OpenAI, Anthropic) exactly as received."""
+async def send_raw(method: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
+    """Call a `with_raw_response` method (OpenAI, Anthropic) and return the response body
+    exactly as received. The body is read where the call ran (a sync client's worker thread);
+    the raw response's `text` is a property in openai and a method (async on an async client)
+    in anthropic."""
     try:
-        body = json.loads(raw.text)
-    except (ValueError, AttributeError) as exc:
+        if inspect.iscoroutinefunction(method):
+            text = (await method(**kwargs)).text
+            text = text() if callable(text) else text
+            text = await text if inspect.isawaitable(text) else text
+        else:
+            def call() -> Any:
+                text = method(**kwargs).text
+                return text() if callable(text) else text
+
+            text = await asyncio.to_thread(call)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise provider_error(exc) from exc
+    return raw_json(text)
+
+
+def raw_json(raw: Any) -> dict[str, Any]:
+    """A response body's text as a JSON object; anything else is `model.invalid_response`."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, TypeError) as exc:
         raise ModelError("model.invalid_response", f"the provider's answer is not JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise ModelError("model.invalid_response", "the provider's answer is not a JSON object")

@@ -1,17 +1,20 @@
 """Gemini's generateContent through the official `google-genai` client.
 
 The recorded request is the REST body (`contents`, `systemInstruction`, `tools`, `toolConfig`,
-`generationConfig`), the one the SDK sends; the adapter hands its parts to
-`client.models.generate_content` (or `client.aio.models...` when `aio=True`) as the SDK's
-config, which takes the same camelCase names. The reply is the SDK's response dumped back to
-its REST form (the SDK parses the body; fields it does not know are not kept)."""
+`generationConfig`) and it is the body that goes over the wire: the adapter calls
+`client.models.generate_content` (or `client.aio.models...` when `aio=True`) with the body's
+fields as the request's `http_options.extra_body`, which the SDK merges over its own converted
+body (so its reshaping, e.g. `parameters_json_schema` for `parametersJsonSchema`, does not reach
+the wire). The reply is the raw response body (`should_return_http_response`), every field kept.
+The client's own `http_options` (base URL, timeout, retries, headers) still apply; an
+`extra_body` set on the client is replaced by the request's."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._base import ModelError, ModelReply, call_sdk, first, usage_of
+from ._base import ModelError, ModelReply, call_sdk, first, raw_json, usage_of
 
 # generateContent's top-level fields besides contents; every other option is a generationConfig field.
 _TOP_LEVEL = frozenset({"safetySettings", "cachedContent", "labels"})
@@ -61,17 +64,19 @@ class Gemini:
         return body
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
-        config = {k: v for k, v in body.items() if k not in ("contents", "generationConfig")}
-        config.update(body.get("generationConfig") or {})
+        # The SDK's converters would reshape the body (a FunctionDeclaration's
+        # `parametersJsonSchema` goes out as `parameters_json_schema`); its per-request
+        # `http_options.extra_body` is merged over the converted body, so the REST body goes out
+        # as built and recorded. `should_return_http_response` hands back the raw answer.
+        config = {"http_options": {"extra_body": {k: v for k, v in body.items() if k != "contents"}},
+                  "should_return_http_response": True}
         models = self.client.aio.models if self.aio else self.client.models
         response = await call_sdk(models.generate_content, model=self.model, contents=body["contents"],
-                                  config=config or None)
-        try:
-            dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
-        except AttributeError as exc:
-            raise ModelError("model.invalid_response", f"the SDK answered {type(response).__name__}") from exc
-        dumped.pop("sdkHttpResponse", None)
-        return dict(dumped)
+                                  config=config)
+        raw = getattr(getattr(response, "sdk_http_response", None), "body", None)
+        if not isinstance(raw, str):
+            raise ModelError("model.invalid_response", f"the SDK answered {type(response).__name__} without a body")
+        return raw_json(raw)
 
     read = staticmethod(read_generate)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._base import ModelReply, call_sdk, first, raw_json, texts, usage_of, with_options
+from ._base import ModelReply, first, send_raw, texts, usage_of, with_options
 
 
 def read_chat(body: Mapping[str, Any]) -> ModelReply:
@@ -48,7 +48,7 @@ class OpenAIChat:
         return with_options(body, self.options)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
-        return raw_json(await call_sdk(self.client.chat.completions.with_raw_response.create, **body))
+        return await send_raw(self.client.chat.completions.with_raw_response.create, **body)
 
     read = staticmethod(read_chat)
 
@@ -81,7 +81,7 @@ class OpenAIResponses:
         return with_options(body, self.options)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
-        return raw_json(await call_sdk(self.client.responses.with_raw_response.create, **body))
+        return await send_raw(self.client.responses.with_raw_response.create, **body)
 
     read = staticmethod(read_responses)
 
