@@ -42,7 +42,8 @@ class Child:
     id: str
     identity: dict[str, str | None]
     mode: str = "readonly"
-    messages: list[dict[str, Any]] = field(default_factory=list)  # its conversation so far
+    messages: list[dict[str, Any]] = field(default_factory=list)  # its conversation so far (provider messages)
+    system: str = ""  # its system prompt, fixed with its identity
     tasks: list[str] = field(default_factory=list)
 
     def view(self, status: str) -> dict[str, Any]:
@@ -124,9 +125,12 @@ def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled
     task.invocation.state.memory_read_only = True  # both modes: memory.manage refuses its writes
     if entry.get("resume", True) and child.messages:
         # Resume: the child's own conversation so far, then the new prompt.
-        task.messages = child.messages
-        task.messages.append({"role": "user", "content": f"# {task.title}\n\n{prompt}"})
+        task.messages, task.system = child.messages, child.system
+        task.pending.append(f"# {task.title}\n\n{prompt}")
     else:  # the first task, or resume false: a fresh private context under the same identity
-        task.messages = child.messages = opening(task)
+        task.messages = child.messages = []
+        task.system, brief = opening(task)
+        child.system = task.system
+        task.pending.append(brief)
     child.tasks.append(task.id)
     return task
