@@ -169,3 +169,15 @@ def test_a_child_driven_through_the_openai_sdk_against_a_local_server(bench, par
     assert first["tools"] == bench.agents.invocation("task_001").snapshot.render("openai")
     assert second["messages"][2]["tool_calls"][0]["id"] == "call_a"
     assert second["messages"][3]["role"] == "tool" and second["messages"][3]["tool_call_id"] == "call_a"
+
+
+def test_the_conversation_is_in_the_model_protocol(bench, parent):
+    bench.agents.model = ScriptedModel(["Not yet.", ROLL, RETURN], protocol="anthropic")
+    delegate(parent, objective="Roll.", title="Roll")
+    bench.agents.wait(timeout=WAIT)
+    conversation = bench.agents.conversation("task_001")
+    assert conversation[0] == {"role": "user", "content": "# Roll\n\nRoll."}
+    assert conversation[1] == {"role": "assistant", "content": [{"type": "text", "text": "Not yet."}]}
+    assert conversation[2]["content"].startswith("agent.child_finish_denied")
+    assert [b["type"] for b in conversation[3]["content"]] == ["tool_use"]
+    assert [b["type"] for b in conversation[4]["content"]] == ["tool_result"]

@@ -47,6 +47,7 @@ async def drive(task: _Task, model: AnyModel | None, limit: int) -> Outcome:
         return Outcome("failed", "agent.child_model_failed", "ToolbenchError: agent.model_missing: no model: "
                        "set bench.agents.model")
     chosen = as_model(model)
+    task.protocol = chosen.protocol
     inv = task.invocation
     tools = inv.snapshot.render(chosen.protocol)
     if not task.messages and not task.pending:
@@ -71,8 +72,7 @@ async def drive(task: _Task, model: AnyModel | None, limit: int) -> Outcome:
                 raise  # the child's own storage or misuse: the service reports tool.internal_error
             return _failed(exc)
         if not results:
-            task.messages += answer_messages(chosen, response, text)
-            task.pending.append(DENIED)
+            task.messages += [*answer_messages(chosen, response, text), chosen.user_message(DENIED)]
             continue
         task.messages += inv.transcript(chosen.protocol, rounds=[_round_of(task, results[-1])])
         if task.result is not None:

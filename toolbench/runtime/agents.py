@@ -89,6 +89,7 @@ class _Task:
     messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation, in the model's protocol
     system: str = ""  # the child's system prompt (sent apart from the messages)
     pending: list[str] = field(default_factory=list)  # user texts the next request opens with
+    protocol: str | None = None  # the protocol of the model that drives it
     child: Child | None = None  # the roster child this task runs (LiveAgent form), if any
     worktree: Worktree | None = None  # a worktree child's git worktree and what became of it
 
@@ -165,9 +166,12 @@ class AgentsService:
         return self._task(task_id).invocation
 
     def conversation(self, task_id: str) -> list[dict[str, Any]]:
-        """The task's conversation as its model's provider messages (the system prompt apart):
-        the brief, each round's calls and results, text answers, mail."""
-        return list(self._task(task_id).messages)
+        """The task's conversation as its model's provider messages: the brief, each round's
+        calls and results, text answers, mail (for Chat Completions, the callable form included,
+        the system prompt first, as its requests have it)."""
+        task = self._task(task_id)
+        head = [{"role": "system", "content": task.system}] if task.protocol == "openai" and task.system else []
+        return [*head, *task.messages]
 
     def inbox(self, invocation_id: str) -> list[dict[str, Any]]:
         """Every message sent to a parent invocation (agent_await delivers the unread ones)."""
