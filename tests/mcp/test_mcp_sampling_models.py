@@ -82,7 +82,8 @@ def test_a_sampling_request_is_one_request_in_the_model_protocol(protocol: str) 
 @pytest.mark.parametrize(("protocol", "finish", "stop"), [
     ("openai", "length", "maxTokens"), ("anthropic", "stop_sequence", "stopSequence"),
     ("anthropic", "max_tokens", "maxTokens"), ("gemini", "MAX_TOKENS", "maxTokens"),
-    ("openai-responses", "incomplete", "maxTokens"), ("anthropic", "refusal", "refusal")])
+    ("openai-responses", "incomplete", "maxTokens"), ("anthropic", "refusal", "refusal"),
+    ("openai", "tool_calls", "toolUse")])
 def test_the_finish_reason_becomes_the_stop_reason(protocol: str, finish: str, stop: str) -> None:
     class Finishing(ScriptedModel):
         def read(self, body: Any) -> Any:

@@ -49,7 +49,7 @@ def speaks_protocol(value: Any) -> TypeGuard[SamplingModel]:
 # The providers' finish reasons as MCP stop reasons; any other is passed on as is (the spec allows a string).
 _STOP = {"stop": "endTurn", "length": "maxTokens", "completed": "endTurn", "incomplete": "maxTokens",
          "end_turn": "endTurn", "max_tokens": "maxTokens", "stop_sequence": "stopSequence",
-         "STOP": "endTurn", "MAX_TOKENS": "maxTokens"}
+         "STOP": "endTurn", "MAX_TOKENS": "maxTokens", "tool_calls": "toolUse", "tool_use": "toolUse"}
 
 
 async def sample(model: SamplingModel, request: SamplingRequest) -> dict[str, Any]:
