@@ -28,7 +28,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp.types as types
 from pydantic import ValidationError
@@ -43,6 +43,7 @@ from ._requests import (
     sampling_request,
     sampling_result,
 )
+from ._sampling import SamplingModel, sample, speaks_protocol
 
 CAPABILITIES = ("roots", "sampling", "elicitation")
 MAX_EVENTS = 20  # progress events and server requests kept per call
@@ -65,13 +66,17 @@ class Handlers:
     def __init__(self, roots: RootsProvider | None = None) -> None:
         self.roots = roots
         self.progress: Handler | None = None
-        self.sampling: tuple[Handler, bool] | None = None  # (handler, is a model): set in one step
+        # (handler, is a model): set in one step. A model is a toolbench Model or `model(messages, tools)`.
+        self.sampling: tuple[Handler | SamplingModel, bool] | None = None
         self.elicitation: Handler | None = None
 
     def set_progress(self, handler: Handler | None) -> None:
         self.progress = _callable_or_none("on_progress", handler)
 
-    def set_sampling(self, handler: Handler | None) -> None:
+    def set_sampling(self, handler: Handler | SamplingModel | None) -> None:
+        if speaks_protocol(handler):  # a toolbench Model (an SDK adapter, a ScriptedModel): asked in its protocol
+            self.sampling = (handler, True)
+            return
         handler = _callable_or_none("on_sampling", handler)
         self.sampling = None if handler is None else (handler, _takes_two(handler))
 
@@ -218,7 +223,11 @@ class ClientSide:
         args = (request.messages, []) if is_model else (request,)
         model = getattr(handler, "model", None)
         try:
-            wire = sampling_result(await _invoke(handler, *args), model if isinstance(model, str) else "toolbench")
+            if speaks_protocol(handler):
+                wire: dict[str, Any] | None = await sample(handler, request)
+            else:
+                call = cast(Handler, handler)  # not a Model: set_sampling took it as a callable
+                wire = sampling_result(await _invoke(call, *args), model if isinstance(model, str) else "toolbench")
             if wire is None:
                 self._note(method, "declined")
                 return types.ErrorData(code=DECLINED, message="the sampling request was declined")

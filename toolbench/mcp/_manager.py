@@ -25,6 +25,7 @@ from ._config import ServerFields, ServerOptions, parse_mcp_json
 from ._connection import Connection
 from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
+from ._sampling import SamplingModel
 from ._wire import TRACE_MESSAGES, TraceMessage
 
 if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
@@ -187,9 +188,11 @@ class McpManager:
         self._handlers.set_progress(handler)
         return previous
 
-    def on_sampling(self, handler: Handler | None) -> None:
-        """Answer `sampling/createMessage` with a model (`model(messages, tools)`: a ScriptedModel
-        works) or `handler(SamplingRequest)`; declared to servers that connect while one is set."""
+    def on_sampling(self, handler: Handler | SamplingModel | None) -> None:
+        """Answer `sampling/createMessage` with a `toolbench.models` Model (an SDK adapter or a
+        ScriptedModel: one request in its protocol, no tools; see `_sampling`), a callable model
+        `model(messages, tools)`, or `handler(SamplingRequest)`; declared to servers that connect
+        while one is set."""
         self._handlers.set_sampling(handler)
 
     def on_elicitation(self, handler: Handler | None) -> None:

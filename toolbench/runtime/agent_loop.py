@@ -1,6 +1,7 @@
-"""The child loop's pure helpers for `toolbench.runtime.agents`: asking a model (sync or async),
-reading its reply, and the messages a child sees (its opening, delivered mail, each round's
-results, a handoff brief). Split out so the service keeps the tasks and the roster."""
+"""The child loop's helpers for `toolbench.runtime.agents`: the older callable model form as a
+`Model` (`CallableModel`), and the texts a child sees (its opening, delivered mail, a text
+answer kept in the conversation, a handoff brief). Split out so the service keeps the tasks
+and the roster; the loop itself is `agent_drive`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolbenchError
-from ..protocols import Exchange, ResultView, decode_calls, encode_history
+from ..models import Model
+from ..models._openai import OpenAIChat, read_chat
+from ..protocols import decode_calls
 
 if TYPE_CHECKING:
     from ..core.descriptors import ToolDescriptor
@@ -19,10 +22,12 @@ if TYPE_CHECKING:
     from ..core.profile import Profile
     from .agents import AgentSpec, _Task
 
-Model = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
+# The older model form: `model(messages, tools)` with OpenAI Chat Completions messages and tools.
+ChatCallable = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
+AnyModel = Model | ChatCallable
 
 
-async def ask(model: Model | None, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+async def ask(model: ChatCallable | None, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
     if model is None:
         raise ToolbenchError("agent.model_missing", "no model: set bench.agents.model")
     call = getattr(model, "__call__", model)  # noqa: B004 - an instance with an async __call__ counts too
@@ -52,7 +57,78 @@ def read_reply(reply: Any) -> tuple[list[tuple[Any, ...]], str]:
     raise TypeError(f"the model answered {type(reply).__name__}; answer calls, a text or a response body")
 
 
-def opening(task: _Task) -> list[dict[str, Any]]:
+_CHAT = OpenAIChat(None, "callable")  # the request and message shapes of the callable form
+
+
+class CallableModel:
+    """The older model form as a `Model`: `fn(messages, tools)` gets the OpenAI Chat Completions
+    messages (the system prompt first) and the `"openai"` tool list, and answers a list of
+    `(call_name, arguments[, call_id])` tuples, a text, or a Chat Completions response body.
+    A sync `fn` runs in a worker thread, an async one is awaited; what it raises goes out as is
+    (the child fails with its type and message)."""
+
+    protocol = "openai"
+
+    def __init__(self, fn: ChatCallable) -> None:
+        self.fn = fn
+        self.model = str(getattr(fn, "model", None) or getattr(fn, "__name__", type(fn).__name__))
+
+    read = staticmethod(read_chat)
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        return _CHAT.user_message(text)
+
+    def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
+                tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
+        body = _CHAT.request(system=system, messages=messages, tools=tools, tool_choice=tool_choice)
+        body.pop("model")
+        return body
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        reply = await ask(self.fn, list(body["messages"]), list(body.get("tools") or []))
+        if isinstance(reply, Mapping):
+            return dict(reply)
+        calls, text = read_reply(reply)
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:  # a call without an id gets one from the decoder (unique per round)
+            message["tool_calls"] = [{"id": c[2] if len(c) > 2 else "", "type": "function", "function": {
+                "name": c[0], "arguments": c[1] if isinstance(c[1], str) else json.dumps(c[1])}} for c in calls]
+        else:
+            message["content"] = text
+        return {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}]}
+
+    def __repr__(self) -> str:
+        return f"CallableModel({self.model!r})"
+
+
+def as_model(model: AnyModel) -> Model:
+    """`model` itself when it is a `Model` (an adapter, a ScriptedModel), else the callable form."""
+    return model if isinstance(model, Model) else CallableModel(model)
+
+
+def answer_messages(model: Model, body: Mapping[str, Any], text: str) -> list[dict[str, Any]]:
+    """A text answer (no calls) as the provider's assistant message(s), to keep it in the
+    conversation: the blocks, items or parts as they came (thinking and all)."""
+    content: Any
+    if model.protocol == "openai-responses":
+        output = body.get("output")
+        items = [dict(i) for i in output if isinstance(i, Mapping) and i.get("type") in ("message", "reasoning")] \
+            if isinstance(output, list) else []
+        return items or [{"role": "assistant", "content": text}]
+    if model.protocol == "anthropic" and isinstance(content := body.get("content"), list) and content:
+        return [{"role": "assistant", "content": content}]
+    if model.protocol == "gemini":
+        candidates = body.get("candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else None
+        if isinstance(first, Mapping) and isinstance(content := first.get("content"), Mapping) and content.get("parts"):
+            return [{"role": "model", **dict(content)}]
+        return [{"role": "model", "parts": [{"text": text}]}] if text else []
+    # Chat Completions keeps an empty answer too (as before); other providers refuse empty content.
+    return [{"role": "assistant", "content": text}] if text or model.protocol == "openai" else []
+
+
+def opening(task: _Task) -> tuple[str, str]:
+    """The child's system prompt and its first user text (the task brief)."""
     spec, brief = task.agent, task.task
     names = task.invocation.snapshot.call_names
     reach = (" Use `agent_send_message` to reach `parent` or the other tasks." if "agent_send_message" in names else "")
@@ -69,20 +145,13 @@ def opening(task: _Task) -> list[dict[str, Any]]:
     for key, label in (("context", "Context"), ("expectedOutput", "Expected output")):
         if brief.get(key):
             user += f"\n\n## {label}\n\n{json.dumps(brief[key], ensure_ascii=False, indent=2)}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return system, user
 
 
-def deliver(task: _Task) -> list[dict[str, Any]]:
+def deliver(task: _Task) -> list[str]:
+    """The texts of the mail waiting for the child (its inbox is emptied)."""
     mail, task.inbox = task.inbox, []
-    return [{"role": "user", "content": f"Message from `{m['from']}` ({m['channel']}):\n\n{m['message']}"}
-            for m in mail]
-
-
-def round_messages(records: Sequence[Any]) -> list[dict[str, Any]]:
-    exchanges = [Exchange(call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
-                          result=ResultView(content=r.result.content, is_error=r.result.is_error))
-                 for r in records]
-    return encode_history("openai", [exchanges])
+    return [f"Message from `{m['from']}` ({m['channel']}):\n\n{m['message']}" for m in mail]
 
 
 def handoff_text(spec: AgentSpec, brief: Mapping[str, Any]) -> str:

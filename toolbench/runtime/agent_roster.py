@@ -44,7 +44,8 @@ class Child:
     id: str
     identity: dict[str, str | None]
     mode: str = "readonly"
-    messages: list[dict[str, Any]] = field(default_factory=list)  # its conversation so far
+    messages: list[dict[str, Any]] = field(default_factory=list)  # its conversation so far (provider messages)
+    system: str = ""  # its system prompt, fixed with its identity
     tasks: list[str] = field(default_factory=list)
 
     def view(self, status: str) -> dict[str, Any]:
@@ -147,9 +148,12 @@ def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled
         # A changed mode is said, since the resumed system message still names the old one (upstream
         # "Execution mode changed: readonly -> worktree").
         note = "" if previous == child.mode else f"Execution mode changed: {previous} -> {child.mode}.\n\n"
-        task.messages = child.messages
-        task.messages.append({"role": "user", "content": f"# {task.title}\n\n{note}{prompt}"})
+        task.messages, task.system = child.messages, child.system
+        task.pending.append(f"# {task.title}\n\n{note}{prompt}")
     else:  # the first task, or resume false: a fresh private context under the same identity
-        task.messages = child.messages = opening(task)
+        task.messages = child.messages = []
+        task.system, brief = opening(task)
+        child.system = task.system
+        task.pending.append(brief)
     child.tasks.append(task.id)
     return task

@@ -10,13 +10,18 @@ A child is an invocation of its own (`<parent id>.task_NNN`) with its own snapsh
 prepared in return mode: no commit, finish, delegate, handoff or await, and `task_return`
 appended. Children run as asyncio tasks on the bench loop, at most `MAX_CHILDREN` at once.
 
-The model contract: `model(messages, tools)` where `messages` are OpenAI Chat Completions
-messages (system, user, assistant with `tool_calls`, `tool`) and `tools` is the child's snapshot
-rendered for `"openai"`. It answers a list of `(call_name, arguments[, call_id])` tuples, a
-string (a text answer), or an OpenAI Chat Completions response body (its tool calls are
-decoded). A sync callable runs in a worker thread, so a blocking client does not stall the
-bench loop; an async one is awaited on the loop. A text answer does not end a child: it is told
-`agent.child_finish_denied` and asked to call `task_return` (the TaskReturnRequired exit policy).
+The model: any `toolbench.models.Model` (`OpenAIChat`, `OpenAIResponses`, `Anthropic`,
+`Gemini`, a `ScriptedModel` of any protocol) drives a child in its own protocol: the child's
+tools as `snapshot.render(model.protocol)`, its conversation as that provider's messages, each
+reply decoded by that provider (the loop is `agent_drive`). The older form still works: a
+callable `model(messages, tools)` with OpenAI Chat Completions messages (system, user,
+assistant with `tool_calls`, `tool`) and the `"openai"` tools, answering a list of
+`(call_name, arguments[, call_id])` tuples, a string (a text answer), or a Chat Completions
+response body (`agent_loop.CallableModel`). A sync callable or SDK client runs in a worker
+thread, so it does not stall the bench loop. A provider's error fails the task with
+`agent.child_model_failed` and the error's code and text. A text answer does not end a child:
+it is told `agent.child_finish_denied` and asked to call `task_return` (the TaskReturnRequired
+exit policy).
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ from ..core.errors import ToolbenchError, ToolError
 from ..core.profile import Profile
 from ..tools.agents import TASK_RETURN
 from . import agent_roster, worktrees
-from .agent_loop import Model, ask, deliver, handoff_text, opening, read_reply, round_messages
+from .agent_drive import drive
+from .agent_loop import AnyModel, handoff_text
 
 if TYPE_CHECKING:
     from .agent_roster import Child
@@ -52,8 +58,6 @@ if TYPE_CHECKING:
     from .worktrees import Worktree
 
 DEFAULT_AGENT = DEFAULT_TEMPLATE
-DENIED = ("agent.child_finish_denied: a delegated task ends only with `task_return`. Call task_return with "
-          "your summary (status `failed` if you cannot finish); a text answer is not delivered.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +68,7 @@ class AgentSpec:
     id: str
     description: str
     profile: Profile | None = None
-    model: Model | None = None
+    model: AnyModel | None = None
     max_rounds: int | None = None
 
 
@@ -82,7 +86,10 @@ class _Task:
     error: dict[str, str] | None = None
     runner: asyncio.Task[None] | None = None
     inbox: list[dict[str, Any]] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation the model sees
+    messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation, in the model's protocol
+    system: str = ""  # the child's system prompt (sent apart from the messages)
+    pending: list[str] = field(default_factory=list)  # user texts the next request opens with
+    protocol: str | None = None  # the protocol of the model that drives it
     child: Child | None = None  # the roster child this task runs (LiveAgent form), if any
     worktree: Worktree | None = None  # a worktree child's git worktree and what became of it
 
@@ -106,7 +113,7 @@ class AgentsService:
 
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
-        self.model: Model | None = None
+        self.model: AnyModel | None = None
         self.max_rounds: int = DEFAULT_MAX_ROUNDS
         self._agents: dict[str, AgentSpec] = {}
         self._tasks: dict[str, _Task] = {}
@@ -125,7 +132,7 @@ class AgentsService:
 
     # the directory ------------------------------------------------------------------------
     def define(self, agent_id: str, *, description: str, profile: Profile | str | Path | None = None,
-               model: Model | None = None, max_rounds: int | None = None) -> AgentSpec:
+               model: AnyModel | None = None, max_rounds: int | None = None) -> AgentSpec:
         """Add (or replace) an agent in the directory. Its profile is checked like the bench's."""
         try:
             check_agent_id(agent_id)
@@ -159,8 +166,12 @@ class AgentsService:
         return self._task(task_id).invocation
 
     def conversation(self, task_id: str) -> list[dict[str, Any]]:
-        """The messages the task's model was given last, plus its latest answer and results."""
-        return list(self._task(task_id).messages)
+        """The task's conversation as its model's provider messages: the brief, each round's
+        calls and results, text answers, mail (for Chat Completions, the callable form included,
+        the system prompt first, as its requests have it)."""
+        task = self._task(task_id)
+        head = [{"role": "system", "content": task.system}] if task.protocol == "openai" and task.system else []
+        return [*head, *task.messages]
 
     def inbox(self, invocation_id: str) -> list[dict[str, Any]]:
         """Every message sent to a parent invocation (agent_await delivers the unread ones)."""
@@ -346,32 +357,11 @@ class AgentsService:
 
     # the child loop -----------------------------------------------------------------------
     async def _drive(self, task: _Task) -> None:
-        """Ask the model, run its calls in the child, until task_return, a failure or the round limit."""
-        inv = task.invocation
-        model = task.agent.model or self.model
-        limit = task.agent.max_rounds or self.max_rounds
-        tools = inv.snapshot.render("openai")
-        task.messages = task.messages or opening(task)
+        """Run the child loop (`agent_drive.drive`) and settle the task with its outcome."""
         task.status = "running"
         try:
-            for _ in range(limit):
-                task.messages += deliver(task)
-                task.rounds += 1
-                try:
-                    calls, text = read_reply(await ask(model, list(task.messages), tools))
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    return self._settle(task, "failed", "agent.child_model_failed", f"{type(exc).__name__}: {exc}")
-                if not calls:
-                    task.messages += [{"role": "assistant", "content": text}, {"role": "user", "content": DENIED}]
-                    continue
-                results = await inv.aturn(calls)
-                task.messages += round_messages(inv.records[-len(results):])
-                if task.result is not None:
-                    return self._settle(task, str(task.result.get("status", "completed")))
-            self._settle(task, "failed", "agent.child_round_limit",
-                         f"The child used its {limit} rounds without calling task_return.")
+            out = await drive(task, task.agent.model or self.model, task.agent.max_rounds or self.max_rounds)
+            self._settle(task, out.status, out.code, out.message)
         except asyncio.CancelledError:
             self._settle(task, "cancelled", "agent.task_cancelled", "The task was cancelled before it returned.")
         except Exception as exc:  # a storage failure or misuse inside the child's invocation

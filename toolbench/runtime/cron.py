@@ -3,17 +3,29 @@
 Nothing runs by itself: `run_due(now)` looks at each enabled task with executions left and
 runs it once if a fire time lies in (its `checked_at`, `now`]; a task never looked at before
 is due only when `now` itself is a fire time. Missed fire times are coalesced into one run.
-Shell tasks run on the `workspace.shell` engine (same mounts, the task's timeout); prompt
-tasks need a model, so they are recorded as due prompts (`status="prompt_due"`).
+Shell tasks run on the `workspace.shell` engine (same mounts, the task's timeout). Prompt tasks
+need a model: with `bench.cron.model` set (any `toolbench.models.Model`), each due prompt is
+`inv.run(model, prompt)` in a fresh invocation of `bench.cron.scene` (`cron_<task id>_<run>`),
+and the run entry records the run's id, invocation, stop reason and final text (`status="ran"`,
+or `"failed"` with the run's error code when the provider erred, or the stop reason when the
+run ended without an answer); without a model they are recorded as due prompts
+(`status="prompt_due"`), as before.
+
+Cron has its own model rather than reusing `bench.agents.model`: that one may be the older
+callable form, which cannot drive `inv.run`, and setting a model for sub-agents should not
+start running scheduled prompts that were only recorded until then.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ..core.descriptors import SCENES, Scene
 from ..core.errors import ToolbenchError
+from ..models import Model
 from ..tools.cron.tasks import STORED_OUTPUT_CHARS, CronStore, CronTask, next_fire, settle
 from ..tools.workspace.paths import Workspace
 from ..tools.workspace.shell import mounts
@@ -25,7 +37,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class CronRun:
-    """One run of one task: `status` is ok, failed, timed_out, cancelled or prompt_due."""
+    """One run of one task: `status` is ok, failed, timed_out, cancelled, prompt_due or ran
+    (a prompt a model answered). A prompt run's `extra` holds `run_id`, `invocation_id`,
+    `stop_reason` and `error_code` (None unless the provider erred)."""
 
     task_id: str
     name: str
@@ -39,7 +53,7 @@ class CronRun:
 
     def to_log(self) -> dict[str, Any]:
         return {"task_id": self.task_id, "name": self.name, "type": self.type, "at": self.at, "status": self.status,
-                "exit_code": self.exit_code, "output": self.output[:STORED_OUTPUT_CHARS]}
+                "exit_code": self.exit_code, "output": self.output[:STORED_OUTPUT_CHARS], **self.extra}
 
 
 def _align(value: datetime, like: datetime) -> datetime:
@@ -54,6 +68,31 @@ class CronScheduler:
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
         self.store = CronStore(kernel.workspace)
+        self._model: Model | None = None
+        self._scene: Scene = "chat"
+
+    @property
+    def model(self) -> Model | None:
+        """The model that answers due prompt tasks (None: they are recorded as `prompt_due`)."""
+        return self._model
+
+    @model.setter
+    def model(self, model: Model | None) -> None:
+        if model is not None and not isinstance(model, Model):  # fail here, not at the next fire time
+            raise ToolbenchError("bench.misuse", f"bench.cron.model is a toolbench.models Model or None, not "
+                                 f"{type(model).__name__}")
+        self._model = model
+
+    @property
+    def scene(self) -> Scene:
+        """The scene of the invocations prompt tasks run in (default `chat`)."""
+        return self._scene
+
+    @scene.setter
+    def scene(self, scene: Scene) -> None:
+        if scene not in SCENES:
+            raise ToolbenchError("bench.misuse", f"scene must be one of {', '.join(SCENES)}, not {scene!r}")
+        self._scene = scene
 
     def tasks(self) -> list[CronTask]:
         return self.store.tasks()
@@ -98,8 +137,10 @@ class CronScheduler:
 
     def _run(self, task: CronTask, stamp: str) -> CronRun:
         if task.type == "prompt":
-            return CronRun(task.id, task.name, task.type, stamp, "prompt_due", output=task.prompt or "",
-                           prompt=task.prompt)
+            if self._model is None:
+                return CronRun(task.id, task.name, task.type, stamp, "prompt_due", output=task.prompt or "",
+                               prompt=task.prompt)
+            return self._answer(task, stamp, self._model)
         kernel = self._kernel
         settings = kernel.profile.shell.edit(timeout_seconds=float(task.timeout_seconds))
         ws = Workspace(kernel.workspace, kernel.profile.workspace)
@@ -110,3 +151,18 @@ class CronScheduler:
         output = outcome.stdout + (("\n" if outcome.stdout and not outcome.stdout.endswith("\n") else "")
                                    + outcome.stderr if outcome.stderr else "")
         return CronRun(task.id, task.name, task.type, stamp, status, exit_code=outcome.exit_code, output=output)
+
+    def _answer(self, task: CronTask, stamp: str, model: Model) -> CronRun:
+        """The task's prompt as a model run in a fresh invocation (its id names the task and run)."""
+        kernel = self._kernel
+        base = f"cron_{task.id}_{task.runs + 1}"
+        invocation_id = next(f"{base}_{n}" if n else base for n in itertools.count()
+                             if not kernel.store.invocation_dir(f"{base}_{n}" if n else base).exists())
+        inv = kernel.new_invocation(self._scene, invocation_id)
+        run = kernel.loop.run(inv.arun(model, task.prompt or ""))
+        ok = run.stop_reason in ("final", "completion_tool")
+        error = run.error.code if run.error else None
+        return CronRun(task.id, task.name, task.type, stamp, "ran" if ok else "failed",
+                       output=run.final_text if ok else (run.error.message if run.error else run.stop_reason or ""),
+                       prompt=task.prompt, extra={"run_id": run.id, "invocation_id": inv.id,
+                                                  "stop_reason": run.stop_reason, "error_code": error})
