@@ -273,6 +273,7 @@ class Invocation:
         return await run_model(self, self._log, model, prompt, system=system, max_rounds=max_rounds,
                                contract=contract, on_round=on_round)
 
+    def submit(self, coro: Any) -> concurrent.futures.Future[Any]: return self._kernel.loop.submit(coro)  # bench loop
     @property
     def runs(self) -> list[Run]:
         """The runs of this invocation, read back from its run log (after a reopen too)."""
