@@ -236,6 +236,9 @@ CODES: dict[str, str] = {
     # misuse
     "bench.closed": "the workbench was closed",
     "bench.misuse": "the library was called in a way it does not support",
+    # the app's chat panel (shown in the panel, never raised to a cell)
+    "app.no_model": "the chat has no model to pick, or none is picked: give the app models (models=...)",
+    "app.empty_prompt": "the chat's prompt is empty; nothing was sent",
 }
 
 
