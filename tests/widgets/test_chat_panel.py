@@ -185,3 +185,88 @@ def test_a_panel_stands_alone(bench: Workbench) -> None:
     assert run.future is not None
     run.future.result(timeout=DEADLINE_S)
     assert "tb-chat" in panel._dom_classes and "You rolled twice." in text_of(panel.status)
+
+
+def test_in_a_notebooks_loop_the_panels_change_on_that_loop(bench: Workbench) -> None:
+    app = WorkbenchApp(bench, models={"scripted": roll_then_answer()})
+    seen: list[int] = []
+    app.state.observe("run", lambda: seen.append(threading.get_ident()))
+
+    async def main() -> Any:
+        app.chat.prompt.value = "Roll 2d6"
+        app.chat.send.click()  # a click reaches the kernel on its running loop
+        chat = app.state.chat
+        assert chat is not None and chat.future is not None
+        await asyncio.wait_for(asyncio.wrap_future(chat.future), DEADLINE_S)
+        return chat
+
+    chat = asyncio.run(main())
+    assert chat.outcome == "final" and "You rolled twice." in text_of(app.chat.status)
+    assert set(seen) == {threading.get_ident()}  # never the bench loop's thread
+    assert "dice_roll" in text_of(app.history.rows[0].cells)
+
+
+def test_an_ask_tool_called_by_the_model_waits_for_approve_in_the_app(bench: Workbench) -> None:
+    bench.set_permission("extension/demo:weather", "ask")
+    model = ScriptedModel([[("weather", {"city": "Oslo"})], "Sunny, I guess."])
+    app = WorkbenchApp(bench, models={"scripted": model})
+
+    async def main() -> Any:
+        waiting = asyncio.Event()
+        app.state.observe("approval", lambda: waiting.set() if app.state.approvals else None)
+        app.chat.prompt.value = "Weather in Oslo?"
+        app.chat.send.click()
+        chat = app.state.chat
+        assert chat is not None and chat.future is not None
+        await asyncio.wait_for(waiting.wait(), DEADLINE_S)
+        assert app.state.approvals[0].request.call_name == "weather"
+        app.approval.approve_buttons[0].click()
+        await asyncio.wait_for(asyncio.wrap_future(chat.future), DEADLINE_S)
+        return chat
+
+    chat = asyncio.run(main())
+    assert chat.outcome == "final"
+    record = app.state.records[-1]
+    assert record.call_name == "weather" and not record.result.is_error
+
+
+def test_stop_while_a_tool_runs_cancels_the_call_and_the_run(tmp_path: Any) -> None:
+    entered = threading.Event()
+
+    async def hang() -> str:
+        entered.set()
+        await asyncio.Event().wait()  # only a cancel ends this
+        return "unreachable"
+
+    with Workbench(tmp_path) as bench:
+        bench.enable(bench.register_tool("slow", hang, name="hang", description="Never ends."))
+        model = ScriptedModel([[("hang", {})], "never asked"])
+        app = WorkbenchApp(bench, models={"scripted": model})
+        app.chat.prompt.value = "wait"
+        app.chat.send.click()
+        chat = app.state.chat
+        assert chat is not None and chat.future is not None
+        assert entered.wait(DEADLINE_S)
+        app.chat.stop.click()
+        chat.future.result(timeout=DEADLINE_S)
+        assert chat.outcome == "stopped" and len(model.bodies) == 1
+        records = app.state.records
+        assert [r.call_name for r in records] == ["hang"] and records[0].result.error_code == "tool.cancelled"
+        assert "hang" in text_of(app.history.rows[0].cells) and app.state.record is records[0]
+        assert "during round 1" in text_of(app.chat.status)
+        assert app.state.invocation.runs[-1].stop_reason == "stopped"
+
+
+def test_closing_the_bench_mid_run_ends_the_run_and_greys_the_chat(tmp_path: Any) -> None:
+    stuck = Stuck()
+    bench = Workbench(tmp_path)
+    app = WorkbenchApp(bench, models={"stuck": stuck})
+    app.chat.prompt.value = "hello"
+    app.chat.send.click()
+    chat = app.state.chat
+    assert chat is not None and chat.future is not None
+    assert stuck.entered.wait(DEADLINE_S)
+    bench.close()
+    chat.future.result(timeout=DEADLINE_S)
+    assert chat.outcome == "stopped"
+    assert app.chat.send.disabled and app.chat.stop.disabled and app.chat.error_code == "bench.closed"

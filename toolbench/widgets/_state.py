@@ -242,12 +242,20 @@ class WorkbenchState:
         self._set_busy(True)
         self._emit("run")
 
-        def on_round(chat: ChatRun, r: Any) -> None:  # on the bench loop
-            self._emit_soon("run", lambda: chat.rounds.append(r))
-            if r.results:  # its calls: the history and the result viewer, as for a call fired by hand
+        shown = len(chat.invocation.records)
+
+        def show_calls() -> None:  # the history and the result viewer, as for calls fired by hand
+            nonlocal shown
+            if len(chat.invocation.records) > shown:
+                shown = len(chat.invocation.records)
                 self._emit_soon("result", lambda: self._last_record(chat.invocation))
 
+        def on_round(chat: ChatRun, r: Any) -> None:  # on the bench loop
+            self._emit_soon("run", lambda: chat.rounds.append(r))
+            show_calls()
+
         def on_end(chat: ChatRun) -> None:  # on the bench loop
+            show_calls()  # a stopped round's calls (cancelled ones too) have records of their own
             self._emit_soon("run", self._done)
 
         chat.start(model, system=system, on_round=on_round, on_end=on_end)

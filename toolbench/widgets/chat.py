@@ -183,6 +183,9 @@ def _status_html(chat: ChatRun) -> str:
         return (f"<span class='tb-pending'>running {_code(chat.model_name)} … round {len(chat.rounds) + 1}"
                 + (" (stopping)" if chat.stop_requested else "") + "</span>")
     parts = [f"<span class='tb-chat-end'>{html.escape(str(chat.outcome))}</span>"]
+    if chat.outcome == "stopped":
+        parts.append(f"<span class='tb-muted'> during round {len(chat.rounds) + 1}: the calls it ran (a "
+                     "cancelled one too) are in the history</span>")
     if chat.final_text:
         parts.append(f"<div class='tb-chat-final'>{html.escape(chat.final_text)}</div>")
     if chat.error is not None:
