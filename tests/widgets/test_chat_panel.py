@@ -270,3 +270,15 @@ def test_closing_the_bench_mid_run_ends_the_run_and_greys_the_chat(tmp_path: Any
     chat.future.result(timeout=DEADLINE_S)
     assert chat.outcome == "stopped"
     assert app.chat.send.disabled and app.chat.stop.disabled and app.chat.error_code == "bench.closed"
+
+
+def test_a_closed_bench_runs_nothing(tmp_path: Any) -> None:
+    model = roll_then_answer()
+    bench = Workbench(tmp_path)
+    app = WorkbenchApp(bench, models={"scripted": model})
+    bench.close()
+    assert app.chat.send.disabled and app.chat.prompt.disabled
+    app.chat.prompt.value = "hello"
+    with pytest.raises(ToolbenchError) as caught:
+        app.chat.submit()  # a cell's call, past the greyed-out button
+    assert caught.value.code == "bench.closed" and app.state.chat is None and model.bodies == []

@@ -234,6 +234,8 @@ class WorkbenchState:
         The app is busy while it runs (the console waits: one thing drives the invocation at a
         time); each round's calls reach the history and the result viewer as a call fired by
         hand does, and `run` is emitted after each round and at the end."""
+        if self.closed:  # the bench loop must not start again for a closed bench
+            raise ToolbenchError("bench.closed", "this workbench is closed: open a new one to run a model")
         if self.busy:
             raise ToolbenchError("bench.misuse", "a call or a run is still going; wait for it (or stop it) first")
         self._ui_loop = _running_loop() or self._ui_loop
@@ -258,7 +260,11 @@ class WorkbenchState:
             show_calls()  # a stopped round's calls (cancelled ones too) have records of their own
             self._emit_soon("run", self._done)
 
-        chat.start(model, system=system, on_round=on_round, on_end=on_end)
+        try:
+            chat.start(model, system=system, on_round=on_round, on_end=on_end)
+        except BaseException:
+            self._done()
+            raise
         return chat
 
     def stop_run(self) -> None:
