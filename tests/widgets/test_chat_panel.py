@@ -74,7 +74,7 @@ def app(bench: Workbench, model: ScriptedModel) -> WorkbenchApp:
 
 def test_send_shows_each_round_and_the_final_text(app: WorkbenchApp, model: ScriptedModel) -> None:
     chat = send(app, "Roll 2d6 for me")
-    assert chat.outcome == "final" and chat.error is None
+    assert chat.outcome == "final" and chat.error is None and app.chat.transcript_box.layout.display is None
     transcript = text_of(app.chat.transcript)
     assert "round 1" in transcript and "round 2" in transcript
     assert '→ <code>dice_roll</code> {"formula":"2d6"}' in transcript
@@ -155,7 +155,7 @@ def test_an_empty_prompt_sends_nothing(app: WorkbenchApp, model: ScriptedModel) 
 def test_no_model_says_how_to_give_one_and_sends_nothing(bench: Workbench) -> None:
     app = WorkbenchApp(bench)
     assert app.chat.models == {}
-    assert "models=" in text_of(app.chat.status)
+    assert "models=" in text_of(app.chat.status) and app.chat.transcript_box.layout.display == "none"
     app.chat.prompt.value = "hello"
     app.chat.send.click()
     assert app.chat.error_code == "app.no_model" and app.state.chat is None

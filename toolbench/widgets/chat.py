@@ -83,7 +83,7 @@ class ChatPanel(Panel):
         state = WorkbenchState.of(source, invocation)
         self.model = w.Dropdown(options=[], description="model", layout=w.Layout(width="300px"))
         self.model.add_class("tb-chat-model")
-        self.prompt = w.Textarea(value="", placeholder="a prompt for the model (it may call the tools on show)",
+        self.prompt = w.Textarea(value="", placeholder="a prompt for the model (it may call this invocation's tools)",
                                  layout=w.Layout(width="100%", height="72px"))
         self.prompt.add_class("tb-chat-input")
         self.send = w.Button(description="send", button_style="primary", icon="paper-plane",
@@ -96,11 +96,11 @@ class ChatPanel(Panel):
         self.transcript.add_class("tb-chat-transcript")
         self.status = w.HTML("")
         self.status.add_class("tb-chat-status")
+        self.transcript_box = scroll([self.transcript], size="tb-short")
         self._models: dict[str, Model] = {}
         super().__init__(state, [
             w.HTML("<span class='tb-title'>Chat</span>"),
-            bar([self.model, self.send, self.stop]), self.prompt,
-            scroll([self.transcript], size="tb-short"), self.status,
+            bar([self.model, self.send, self.stop]), self.prompt, self.transcript_box, self.status,
         ])
         self.models = dict(models) if models is not None else self._bench_models()
         self._wire()
@@ -138,6 +138,7 @@ class ChatPanel(Panel):
     # views --------------------------------------------------------------------------------
     def refresh(self) -> None:
         chat = self.state.chat
+        self.transcript_box.layout.display = "none" if chat is None else None  # no blank box before a run
         if chat is None:
             self.transcript.value = ""
             self._show_idle()
