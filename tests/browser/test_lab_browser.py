@@ -7,7 +7,8 @@ or has no height fails its click, whatever the widget unit tests say. Two notebo
   keyboard, to a line, searched; a malformed call's error banner;
 - a notebook written here: a nested-object call from the form, an unknown call name, a history
   row re-run and copied, an image result beside what each provider receives, an approval
-  approved and one denied, at 1440 and at 1024 px, then a closed bench that refuses.
+  approved and one denied, a prompt sent from the chat to a scripted model, at 1440 and at
+  1024 px, then a closed bench that refuses.
 
 Screenshots go to `$TOOLBENCH_SCREENSHOT_DIR` (default: the test's temp folder); with
 TOOLBENCH_UPDATE_SCREENSHOT=1 the quickstart's refreshes the README's `docs/screenshot.png`.
@@ -47,6 +48,7 @@ APP_SETUP = '''\
 import json, struct, zlib
 from toolbench import Attachment, ToolOutput, Workbench
 from toolbench.examples.demo_mcp import build_server
+from toolbench.testing import ScriptedModel
 from toolbench.widgets import WorkbenchApp
 
 def png(width, height, rgb):
@@ -71,7 +73,8 @@ bench.enable(bench.register_tool("camera", lambda: ToolOutput("a red square", at
 bench.set_permission("extension/demo:weather", "ask")
 bench.mcp.add("demo", server=build_server())
 bench.enable("mcp/demo:echo")
-app = WorkbenchApp(bench, bench.invocation("chat", id="inv_browser"))
+chat_model = ScriptedModel([[("dice_roll", {"formula": "2d6"})], "You rolled 2d6 from the chat."])
+app = WorkbenchApp(bench, bench.invocation("chat", id="inv_browser"), models={"scripted": chat_model})
 app
 '''
 
@@ -352,6 +355,20 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         # Approve one call and deny another.
         _approve_and_deny(page, content, shots / "app-approval-1440.png")
         _shot(page, shots / "app-1440.png")
+
+        # A prompt from the chat: the scripted model's call lands in the history as if fired by hand.
+        chat = page.locator(".tb-chat").first
+        rows = page.locator(".tb-history .tb-history-row")
+        before = rows.count()
+        chat.locator(".tb-chat-input textarea").first.fill("Roll 2d6 for me")
+        chat.locator(".tb-chat-send").first.click()
+        expect(chat.locator(".tb-chat-status").first).to_contain_text("You rolled 2d6 from the chat.")
+        expect(chat.locator(".tb-chat-transcript").first).to_contain_text("dice_roll")
+        expect(rows).to_have_count(before + 1)
+        expect(page.locator(".tb-history .tb-history-body .tb-history-cells").first).to_contain_text("dice_roll")
+        for control in (".tb-chat-input textarea", ".tb-chat-send", ".tb-chat-stop"):
+            assert chat.locator(control).first.bounding_box()["height"] > 20, control
+        _shot(page, shots / "app-chat-1440.png", ".tb-chat")
 
         # The same app at 1024 px: the columns stack, every control still takes a click.
         page.set_viewport_size({"width": 1024, "height": 1000})

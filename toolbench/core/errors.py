@@ -250,6 +250,9 @@ CODES: dict[str, str] = {
     "replay.protocol_undetected": "the provider of raw request/response pairs cannot be told from their shape; "
                                   "pass protocol=",
     "replay.result_missing": "a recorded call has no recorded result (no later request carries it back)",
+    # the app's chat panel (shown in the panel, never raised to a cell)
+    "app.no_model": "the chat has no model to pick, or none is picked: give the app models (models=...)",
+    "app.empty_prompt": "the chat's prompt is empty; nothing was sent",
 }
 
 

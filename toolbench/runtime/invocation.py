@@ -15,10 +15,10 @@ import json
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core import loop_breaker
 from ..core.arguments import MISSING, ToolArguments, invalid_arguments_message, quote
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .run import Run, RunRound
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
+T = TypeVar("T")
 # What a provider can hand over as a call's arguments; anything else is a Python object.
 _WIRE_TYPES = (str, dict, list, int, float, bool, type(None), ToolArguments)
 
@@ -274,6 +275,11 @@ class Invocation:
         return await run_model(self, self._log, model, prompt, system=system, max_rounds=max_rounds,
                                contract=contract, on_round=on_round)
 
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start a coroutine (`arun`, `aturn`, ...) on the bench loop, where this invocation's
+        async work runs, and return its future at once: a UI drives a run this way without
+        blocking (cancelling the future cancels the coroutine)."""
+        return self._kernel.loop.submit(coro)
     @property
     def runs(self) -> list[Run]:
         """The runs of this invocation, read back from its run log (after a reopen too)."""

@@ -30,8 +30,10 @@ from .. import (
     ToolResult,
     Workbench,
 )
+from ..models import Model
+from ._chat_run import ChatRun
 
-Event = Literal["profile", "invocation", "result", "busy", "progress", "approval", "closed", "mcp"]
+Event = Literal["profile", "invocation", "result", "busy", "progress", "approval", "closed", "mcp", "run"]
 Listener = Callable[[], None]
 TICK_S = 0.25  # how often a pending call's elapsed time is redrawn
 
@@ -87,7 +89,8 @@ class WorkbenchState:
     Events: `profile` (the bench's profile changed), `invocation` (a new invocation is current;
     the old one moves to `previous`), `result` (a call ended, or a record was chosen), `busy`
     (a call started, ended, or its elapsed time moved on), `progress`, `approval` (the
-    pending approvals changed), `closed` (the bench closed), `mcp` (servers changed)."""
+    pending approvals changed), `closed` (the bench closed), `mcp` (servers changed), `run`
+    (the chat's run started, finished a round, or ended: `chat`)."""
 
     def __init__(self, bench: Workbench, invocation: Invocation | None = None) -> None:
         self.bench = bench
@@ -100,6 +103,7 @@ class WorkbenchState:
         self.pending: Pending | None = None
         self.progress: Progress | None = None
         self.approvals: list[PendingApproval] = []
+        self.chat: ChatRun | None = None  # the chat panel's last run
         self._listeners: dict[Event, list[Listener]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ui_loop: asyncio.AbstractEventLoop | None = None
@@ -224,6 +228,50 @@ class WorkbenchState:
         """Fire a past call again (same call name, same raw arguments) in the current invocation."""
         self.submit(record.call_name, record.arguments.to_json(), on_error)  # the object, or the text as sent
 
+    def start_run(self, model: Model, prompt: str, *, name: str, system: str | None = None) -> ChatRun:
+        """Let `model` drive the current invocation from `prompt` in the background (the chat).
+
+        The app is busy while it runs (the console waits: one thing drives the invocation at a
+        time); each round's calls reach the history and the result viewer as a call fired by
+        hand does, and `run` is emitted after each round and at the end."""
+        if self.closed:  # the bench loop must not start again for a closed bench
+            raise ToolbenchError("bench.closed", "this workbench is closed: open a new one to run a model")
+        if self.busy:
+            raise ToolbenchError("bench.misuse", "a call or a run is still going; wait for it (or stop it) first")
+        self._ui_loop = _running_loop() or self._ui_loop
+        chat = ChatRun(name, prompt, self.invocation)
+        self.chat = chat
+        self._set_busy(True)
+        self._emit("run")
+
+        shown = len(chat.invocation.records)
+
+        def show_calls() -> None:  # the history and the result viewer, as for calls fired by hand
+            nonlocal shown
+            if len(chat.invocation.records) > shown:
+                shown = len(chat.invocation.records)
+                self._emit_soon("result", lambda: self._last_record(chat.invocation))
+
+        def on_round(chat: ChatRun, r: Any) -> None:  # on the bench loop
+            self._emit_soon("run", lambda: chat.rounds.append(r))
+            show_calls()
+
+        def on_end(chat: ChatRun) -> None:  # on the bench loop
+            show_calls()  # a stopped round's calls (cancelled ones too) have records of their own
+            self._emit_soon("run", self._done)
+
+        try:
+            chat.start(model, system=system, on_round=on_round, on_end=on_end)
+        except BaseException:
+            self._done()
+            raise
+        return chat
+
+    def stop_run(self) -> None:
+        """Stop the chat's run (and the call it is running); nothing when none runs."""
+        if self.chat is not None:
+            self.chat.stop()
+
     def show(self, index: int) -> None:
         """Show the result of the current invocation's record number `index` again."""
         records = self.invocation.records
@@ -243,8 +291,12 @@ class WorkbenchState:
     # internals ----------------------------------------------------------------------------
     def _show_last(self, inv: Invocation) -> None:
         if inv is self.invocation and inv.records:
-            self.record = inv.records[-1]
+            self._last_record(inv)
             self._emit("result")
+
+    def _last_record(self, inv: Invocation) -> None:
+        if inv is self.invocation and inv.records:
+            self.record = inv.records[-1]
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
@@ -283,9 +335,11 @@ class WorkbenchState:
     async def _ask(self, request: ApprovalRequest) -> bool:  # the bench's approval handler
         """Wait for Approve / Deny in the app; a call the app did not fire (a cell's `inv.call`
         blocks the kernel, so no click can arrive) gets `tool.approval_required` at once."""
-        pending = self.pending
-        if (self._ui_loop is None or pending is None or pending.invocation_id != request.invocation_id
-                or pending.call_name != request.call_name or not self._listeners.get("approval")):
+        pending, chat = self.pending, self.chat
+        fired_here = (pending is not None and pending.invocation_id == request.invocation_id
+                      and pending.call_name == request.call_name) or (
+            chat is not None and chat.running and chat.invocation.id == request.invocation_id)
+        if self._ui_loop is None or not fired_here or not self._listeners.get("approval"):
             # Not this app's call (or nobody shows approvals here): the handler before ours decides.
             if self._other_approvals is not None:
                 decision = self._other_approvals(request)

@@ -55,7 +55,7 @@ CSS = """
 """
 
 
-PANELS = ("history", "result", "mcp", "approval")  # the modules with a `CSS` of their own
+PANELS = ("history", "result", "mcp", "approval", "chat")  # the modules with a `CSS` of their own
 
 
 def stylesheet() -> str:

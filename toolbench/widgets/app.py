@@ -1,20 +1,24 @@
 """WorkbenchApp: every panel over one shared state, on one screen; what `display(bench)` shows.
 
-The layout: a header (profile, invocation, state), then the tool list beside the call console
-and the approvals; the result below them, the app's full width (what the model reads beside the
-file, stacked when narrow); then tabs for the history, the snapshot (per-provider JSON, what was
-left out, the provider checks), the profile and the MCP servers (one stylesheet, `_style.py`)."""
+The layout: a header (profile, invocation, state), then the tool list beside the call console,
+the approvals and the chat (a model's run over the same invocation); the result below them, the
+app's full width (what the model reads beside the file, stacked when narrow); then tabs for the
+history, the snapshot (per-provider JSON, what was left out, the provider checks), the profile
+and the MCP servers (one stylesheet, `_style.py`)."""
 
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
 from .. import Invocation, Workbench
+from ..models import Model
 from ._state import WorkbenchState
 from ._style import style_widget
 from .approval import ApprovalPanel
+from .chat import ChatPanel
 from .console import CallConsole
 from .history import HistoryTable
 from .mcp import McpPanel
@@ -28,13 +32,18 @@ TABS = ("History", "Snapshot", "Profile", "MCP servers")
 
 class WorkbenchApp(w.VBox):
     """The whole workbench. `state` is shared by all panels: `tools`, `console`, `approval`,
-    `result`, `history`, `snapshot`, `profile`, `mcp`; `tabs` holds the last four."""
+    `chat`, `result`, `history`, `snapshot`, `profile`, `mcp`; `tabs` holds the last four.
 
-    def __init__(self, bench: Workbench | WorkbenchState, invocation: Invocation | None = None) -> None:
+    `models` are the adapters the chat offers, by name (`app.chat.models = {...}` later);
+    without them the chat offers `bench.agents.model` when that is a `toolbench.models.Model`."""
+
+    def __init__(self, bench: Workbench | WorkbenchState, invocation: Invocation | None = None, *,
+                 models: Mapping[str, Model] | None = None) -> None:
         self.state = state = WorkbenchState.of(bench, invocation)
         self.console = CallConsole(state)
         self.tools = ToolList(state, on_pick=self.console.select)
         self.approval = ApprovalPanel(state)
+        self.chat = ChatPanel(state, models=models)
         self.result = ResultViewer(state)
         self.history = HistoryTable(state)
         self.snapshot = SnapshotPanel(state)
@@ -46,7 +55,7 @@ class WorkbenchApp(w.VBox):
         self.notice.add_class("tb-notice")
         side = w.VBox([self.tools])
         side.add_class("tb-side")
-        work = w.VBox([self.console, self.approval])
+        work = w.VBox([self.console, self.approval, self.chat])
         work.add_class("tb-work")
         main = w.Box([side, work])
         main.add_class("tb-main")
