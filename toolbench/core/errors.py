@@ -236,6 +236,11 @@ CODES: dict[str, str] = {
     # misuse
     "bench.closed": "the workbench was closed",
     "bench.misuse": "the library was called in a way it does not support",
+    # the command line
+    "lab.jupyterlab_missing": "`toolbench lab` needs JupyterLab, which is not installed (the `lab` extra)",
+    "lab.dir_not_a_folder": "`toolbench lab --dir D`: D (or a parent of it) exists and is not a folder",
+    "lab.dir_unwritable": "`toolbench lab --dir D`: the notebooks cannot be copied into D (permissions, disk)",
+    "lab.notebooks_missing": "this installation carries no notebooks for `toolbench lab` (a broken install)",
 }
 
 
