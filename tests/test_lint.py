@@ -40,6 +40,7 @@ def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
         (package / module / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
     (package / "cli.py").write_text("")
+    (package / "lab.py").write_text("")
     (package / "core" / "bad.py").write_text("from ..runtime import bench\n")
     (package / "core" / "snapshot.py").write_text("def render():\n    from .. import protocols\n")
     (package / "runtime" / "bench.py").write_text("")
