@@ -66,6 +66,14 @@ def test_the_command_reports_a_file_dir_with_its_code(tmp_path: Path, capsys: py
     assert capsys.readouterr().err.startswith("toolbench: lab.dir_not_a_folder: ")
 
 
+def test_toolbench_lab_goes_to_the_lab_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolbench.cli import main
+
+    (tmp_path / "f").write_text("x")
+    assert main(["lab", "--dir", str(tmp_path / "f"), "--no-browser"]) == 2
+    assert capsys.readouterr().err.startswith("toolbench: lab.dir_not_a_folder: ")
+
+
 def test_without_jupyterlab_the_command_says_which_extra(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lab, "find_spec", lambda name: None)
@@ -102,7 +110,7 @@ server = ('import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, s
 def stop_soon():
     while not marks.exists() or not marks.read_text():
         time.sleep(0.05)  # bounded by the deadline
-    os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
 
 threading.Thread(target=stop_soon, daemon=True).start()
 status = lab._serve([sys.executable, "-c", server, str(marks)], cwd=marks.parent)
@@ -121,6 +129,7 @@ report({"status": status, "grandchild_alive": alive()})
 """
 
 
-def test_sigterm_stops_the_server_group_even_a_stubborn_one(tmp_path: Path) -> None:
-    outcome = run_with_deadline(STUBBORN, deadline=60, args=(str(tmp_path / "pid"),))
-    assert outcome == {"status": 143, "grandchild_alive": False}
+@pytest.mark.parametrize(("signame", "status"), [("SIGTERM", 143), ("SIGINT", 130), ("SIGHUP", 129)])
+def test_a_stop_signal_stops_the_server_group_even_a_stubborn_one(tmp_path: Path, signame: str, status: int) -> None:
+    outcome = run_with_deadline(STUBBORN, deadline=60, args=(str(tmp_path / "pid"), signame))
+    assert outcome == {"status": status, "grandchild_alive": False}
