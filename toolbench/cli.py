@@ -7,7 +7,6 @@ import argparse
 import dataclasses
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema")
 
-    sub.add_parser("lab", help="open JupyterLab on the bundled notebooks (other options go to jupyter lab)")
+    sub.add_parser("lab", help="copy the bundled notebooks into --dir D (default ./toolbench-notebooks) and open "
+                              "JupyterLab there (other options go to jupyter lab)")
 
     args = parser.parse_args(argv)
     if args.command != "check" and args.server and args.mcp_config is None:
@@ -125,16 +125,9 @@ def _print(value: Any) -> None:
 
 
 def _lab(extra: list[str]) -> int:
-    import os
-    import subprocess
+    from .lab import main as lab
 
-    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
-    if not notebooks.is_dir():
-        notebooks = Path.cwd()
-    command = [sys.executable, "-m", "jupyter", "lab", str(notebooks), *extra]
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
-        command.append("--allow-root")  # containers and Binder-like images often run as root
-    return subprocess.call(command)
+    return lab(extra)
 
 
 if __name__ == "__main__":

@@ -253,6 +253,11 @@ CODES: dict[str, str] = {
     # the app's chat panel (shown in the panel, never raised to a cell)
     "app.no_model": "the chat has no model to pick, or none is picked: give the app models (models=...)",
     "app.empty_prompt": "the chat's prompt is empty; nothing was sent",
+    # the command line
+    "lab.jupyterlab_missing": "`toolbench lab` needs JupyterLab, which is not installed (the `lab` extra)",
+    "lab.dir_not_a_folder": "`toolbench lab --dir D`: D (or a parent of it) exists and is not a folder",
+    "lab.dir_unwritable": "`toolbench lab --dir D`: the notebooks cannot be copied into D (permissions, disk)",
+    "lab.notebooks_missing": "this installation carries no notebooks for `toolbench lab` (a broken install)",
 }
 
 

@@ -1,0 +1,135 @@
+"""`toolbench lab`: the working copy of the notebooks, the coded errors, and stopping the server.
+
+The whole path through a real JupyterLab from an installed wheel is tests/test_wheel.py."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.deadline import ROOT, run_with_deadline
+from toolbench import lab
+from toolbench.core.errors import CODES, ToolbenchError
+
+BUNDLED = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_a_checkout_serves_its_own_notebooks_folder() -> None:
+    assert lab.bundled_notebooks() == ROOT / "notebooks"
+
+
+def test_the_copy_holds_every_bundled_notebook_and_is_writable(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b"
+    copied = lab.copy_notebooks(target)
+    assert [p.name for p in copied] == BUNDLED
+    assert (target / BUNDLED[0]).read_bytes() == (ROOT / "notebooks" / BUNDLED[0]).read_bytes()
+    assert (target / BUNDLED[0]).stat().st_mode & stat.S_IWUSR
+
+
+def test_the_copy_never_overwrites_a_users_file(tmp_path: Path) -> None:
+    (tmp_path / BUNDLED[0]).write_text("my edits")
+    os.symlink(tmp_path / "elsewhere", tmp_path / BUNDLED[1])  # a dangling link is the user's too
+    copied = lab.copy_notebooks(tmp_path)
+    assert [p.name for p in copied] == BUNDLED[2:]
+    assert (tmp_path / BUNDLED[0]).read_text() == "my edits"
+    assert not (tmp_path / "elsewhere").exists()
+    assert lab.copy_notebooks(tmp_path) == []  # a second start copies nothing
+
+
+def test_the_installed_notebooks_are_only_read(tmp_path: Path) -> None:
+    source = tmp_path / "installed"
+    source.mkdir()
+    (source / "01-a.ipynb").write_text("{}")
+    (source / "01-a.ipynb").chmod(0o444)
+    before = (source / "01-a.ipynb").stat()
+    lab.copy_notebooks(tmp_path / "copy", source)
+    after = (source / "01-a.ipynb").stat()
+    assert (after.st_mtime_ns, after.st_mode) == (before.st_mtime_ns, before.st_mode)
+    assert (tmp_path / "copy" / "01-a.ipynb").stat().st_mode & stat.S_IWUSR  # the copy is the user's to edit
+
+
+@pytest.mark.parametrize("where", ["file", "under_a_file"])
+def test_a_dir_that_is_a_file_is_refused_with_a_code(tmp_path: Path, where: str) -> None:
+    (tmp_path / "f").write_text("x")
+    target = tmp_path / "f" if where == "file" else tmp_path / "f" / "nb"
+    with pytest.raises(ToolbenchError) as caught:
+        lab.copy_notebooks(target)
+    assert caught.value.code == "lab.dir_not_a_folder"
+
+
+def test_the_command_reports_a_file_dir_with_its_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "f").write_text("x")
+    assert lab.main(["--dir", str(tmp_path / "f")]) == 2
+    assert capsys.readouterr().err.startswith("toolbench: lab.dir_not_a_folder: ")
+
+
+def test_toolbench_lab_goes_to_the_lab_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolbench.cli import main
+
+    (tmp_path / "f").write_text("x")
+    assert main(["lab", "--dir", str(tmp_path / "f"), "--no-browser"]) == 2
+    assert capsys.readouterr().err.startswith("toolbench: lab.dir_not_a_folder: ")
+
+
+def test_without_jupyterlab_the_command_says_which_extra(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lab, "find_spec", lambda name: None)
+    assert lab.main(["--dir", str(tmp_path / "nb")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("toolbench: lab.jupyterlab_missing: ") and "toolbench[lab]" in err
+    assert not (tmp_path / "nb").exists()  # nothing copied for a lab that cannot start
+
+
+def test_the_lab_codes_are_listed() -> None:
+    codes = {"lab.jupyterlab_missing", "lab.dir_not_a_folder", "lab.dir_unwritable", "lab.notebooks_missing"}
+    assert codes <= set(CODES)
+
+
+def test_jupyter_gets_the_port_the_token_the_folder_and_the_users_options(tmp_path: Path) -> None:
+    command = lab.jupyter_command(tmp_path, ip="127.0.0.1", port=8999, token="t0k", extra=["--no-browser"])
+    assert command[1:4] == ["-m", "jupyter", "lab"]
+    assert {f"--ServerApp.root_dir={tmp_path}", "--ServerApp.port=8999", "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=t0k", "--no-browser"} <= set(command)
+
+
+# A "server" that ignores SIGTERM and has a child of its own: stopping must still leave nothing.
+STUBBORN = r"""
+import os, signal, subprocess, sys, threading, time
+from pathlib import Path
+from toolbench import lab
+
+lab.GRACE_SECONDS = 1.0
+marks = Path(sys.argv[1])
+server = ('import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
+          'child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]); '
+          'open(sys.argv[1], "w").write(f"{child.pid}"); time.sleep(600)')
+
+def stop_soon():
+    while not marks.exists() or not marks.read_text():
+        time.sleep(0.05)  # bounded by the deadline
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
+
+threading.Thread(target=stop_soon, daemon=True).start()
+status = lab._serve([sys.executable, "-c", server, str(marks)], cwd=marks.parent)
+child = int(marks.read_text())
+
+def alive():  # a zombie waiting for init to reap it is gone too
+    try:
+        return Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+until = time.monotonic() + 10  # SIGKILL is delivered at once, but the process takes a moment to die
+while alive() and time.monotonic() < until:
+    time.sleep(0.05)
+report({"status": status, "grandchild_alive": alive()})
+"""
+
+
+@pytest.mark.parametrize(("signame", "status"), [("SIGTERM", 143), ("SIGINT", 130), ("SIGHUP", 129)])
+def test_a_stop_signal_stops_the_server_group_even_a_stubborn_one(tmp_path: Path, signame: str, status: int) -> None:
+    outcome = run_with_deadline(STUBBORN, deadline=60, args=(str(tmp_path / "pid"), signame))
+    assert outcome == {"status": status, "grandchild_alive": False}

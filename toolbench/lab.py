@@ -1,0 +1,172 @@
+"""`toolbench lab [--dir D] [--port N] [--ip HOST] [jupyter lab options...]`: the notebooks in JupyterLab.
+
+The bundled notebooks are copied into D (default `./toolbench-notebooks`): a file already
+there is never overwritten (it may hold the user's edits) and the installed files are never
+opened for writing. Then `jupyter lab` serves D on a port and token chosen here, so the URL
+is printed on stdout (one line, before the server is up) without reading Jupyter's logs.
+Every option this command does not know goes to `jupyter lab` unchanged.
+
+The server runs in its own process group: Ctrl-C, SIGTERM or SIGHUP to `toolbench lab`
+stops the whole group (SIGTERM, then SIGKILL after a grace period), so no server is left
+behind on the port. Errors print `toolbench: <code>: <message>` on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from importlib.util import find_spec
+from pathlib import Path
+from types import FrameType
+
+from . import ToolbenchError
+
+DEFAULT_DIR = "toolbench-notebooks"
+GRACE_SECONDS = 10.0  # Jupyter stops its kernels on SIGTERM; after this the group is killed
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def bundled_notebooks() -> Path:
+    """The folder of notebooks this installation carries.
+
+    A wheel has them in `toolbench/_notebooks` (pyproject.toml maps `notebooks/` there); a
+    checkout or an editable install reads the repository's `notebooks/` beside the package."""
+    for folder in (_PACKAGE / "_notebooks", _PACKAGE.parent / "notebooks"):
+        if folder.is_dir() and any(folder.glob("*.ipynb")):
+            return folder
+    raise ToolbenchError("lab.notebooks_missing", f"no bundled notebooks beside {_PACKAGE}; reinstall toolbench")
+
+
+def copy_notebooks(target: Path, source: Path | None = None) -> list[Path]:
+    """Copy the bundled notebooks into `target` (created if missing); return the files copied.
+
+    A name already present in `target` (a file, a link, a folder) is left as it is."""
+    source = bundled_notebooks() if source is None else source
+    if target.exists() and not target.is_dir():
+        raise ToolbenchError("lab.dir_not_a_folder", f"{target} exists and is not a folder")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        copied = []
+        for notebook in sorted(source.glob("*.ipynb")):
+            destination = target / notebook.name
+            try:
+                # "x": never replace what is there, even if it appeared since we looked.
+                with destination.open("xb") as out, notebook.open("rb") as data:
+                    shutil.copyfileobj(data, out)  # the content only: an installed file's mode stays behind
+            except FileExistsError:
+                continue
+            copied.append(destination)
+    except NotADirectoryError as exc:  # a parent of target is a file
+        raise ToolbenchError("lab.dir_not_a_folder", f"{target}: a parent is not a folder") from exc
+    except OSError as exc:
+        raise ToolbenchError("lab.dir_unwritable", f"cannot copy the notebooks into {target}: {exc}") from exc
+    return copied
+
+
+def jupyter_command(root: Path, *, ip: str, port: int, token: str, extra: list[str]) -> list[str]:
+    """The `jupyter lab` command line serving `root` at `ip:port` with `token`, then `extra`."""
+    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={root}",
+               f"--ServerApp.ip={ip}", f"--ServerApp.port={port}",
+               "--ServerApp.port_retries=0",  # another port would make the printed URL wrong
+               f"--IdentityProvider.token={token}", *extra]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
+        command.append("--allow-root")  # containers and Binder-like images often run as root
+    return command
+
+
+def main(argv: list[str]) -> int:
+    """Run `toolbench lab` with the arguments after `lab`; return the exit status."""
+    parser = argparse.ArgumentParser(prog="toolbench lab", description="Open JupyterLab on a working copy of the "
+                                     "bundled notebooks; other options go to jupyter lab.",
+                                     allow_abbrev=False)  # `--d...` may be a jupyter option
+    parser.add_argument("--dir", default=DEFAULT_DIR, help=f"the working copy to serve (default ./{DEFAULT_DIR})")
+    parser.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    parser.add_argument("--ip", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    args, extra = parser.parse_known_args(argv)
+    try:
+        if find_spec("jupyterlab") is None:
+            raise ToolbenchError("lab.jupyterlab_missing",
+                                 "JupyterLab is not installed: pip install 'toolbench[lab]'")
+        root = Path(args.dir).resolve()
+        copy_notebooks(root)
+    except ToolbenchError as exc:
+        print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    port = args.port or _free_port(args.ip)
+    token = secrets.token_hex(24)
+    command = jupyter_command(root, ip=args.ip, port=port, token=token, extra=extra)
+    host = f"[{args.ip}]" if ":" in args.ip else args.ip
+    print(f"toolbench lab: serving {root} at http://{host}:{port}/lab?token={token}", flush=True)
+    return _serve(command, cwd=root)
+
+
+def _free_port(ip: str) -> int:
+    family = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.bind((ip, 0))
+        return int(probe.getsockname()[1])
+
+
+class _Stop(Exception):
+    """A stop signal arrived; `signum` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextmanager
+def _stop_signals() -> Iterator[None]:
+    """Turn Ctrl-C, SIGTERM and SIGHUP into `_Stop` while the server runs; restore them after."""
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise _Stop(signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _serve(command: list[str], *, cwd: Path) -> int:
+    """Run the server in its own process group until it exits or we are told to stop."""
+    with _stop_signals():
+        # Its own session: the terminal's Ctrl-C reaches only us, and we stop the whole group.
+        server = subprocess.Popen(command, cwd=cwd, start_new_session=True)
+        try:
+            return server.wait()
+        except _Stop as stop:
+            for signum in _STOP_SIGNALS:  # a second Ctrl-C must not cut the stop short
+                signal.signal(signum, signal.SIG_IGN)
+            _stop_group(server)
+            return 128 + stop.signum
+
+
+def _stop_group(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the server's process group, wait, then SIGKILL what is left."""
+    if not hasattr(os, "killpg"):  # Windows: no process groups to signal
+        server.terminate()
+        server.wait()
+        return
+    _signal_group(server.pid, signal.SIGTERM)
+    with suppress(subprocess.TimeoutExpired):
+        server.wait(timeout=GRACE_SECONDS)
+    _signal_group(server.pid, signal.SIGKILL)  # the server's children too, if any outlived it
+    server.wait()
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with suppress(ProcessLookupError):  # the group is already gone
+        os.killpg(pgid, signum)
