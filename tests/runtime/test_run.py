@@ -333,3 +333,14 @@ def test_the_log_keeps_what_each_request_adds(bench: Workbench) -> None:
     assert all(s["tools"] == {"$extends": len(stored[0]["tools"]), "tail": []} for s in stored[1:])
     assert [len(s["messages"]["tail"]) for s in stored[1:]] == [2] * 6  # a call, its result
     assert [r.request for r in inv.runs[0].rounds] == [r.request for r in run.rounds] == model.bodies
+
+
+def test_runs_started_at_once_get_their_own_ids(bench: Workbench) -> None:
+    inv = bench.invocation()
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(inv.arun(ScriptedModel(["a"]), "one"), inv.arun(ScriptedModel(["b"]), "two")))
+
+    first, second = bench._kernel.loop.run(both())
+    assert first.id != second.id
+    assert sorted(r.id for r in inv.runs) == sorted([first.id, second.id])

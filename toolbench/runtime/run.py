@@ -11,8 +11,11 @@ that is not the provider's shape) ends the run with `stop_reason="provider_error
 from __future__ import annotations
 
 import asyncio
+import itertools
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -146,10 +149,7 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
     choice = None if contract is None else inv.snapshot.tool_choice(protocol, contract)
     if contract is not None and choice is None:
         tools = []  # none/auto with no tools: neither tools nor a choice go out
-    from .records import read_log
-
-    started = sum(1 for e in read_log(log.path.parent) if "start" in e and "run" in e)
-    run = Run(f"{inv.id}_run{started + 1}", protocol, model.model, prompt, system)
+    run = Run(_next_id(inv, log), protocol, model.model, prompt, system)
     log.append({"run": run.id, "start": {"protocol": protocol, "model": model.model, "prompt": prompt,
                                          "system": system}})
     opening = [model.user_message(prompt)]
@@ -170,6 +170,23 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
         log.append({"run": run.id, "end": {"stop_reason": run.stop_reason or "stopped", "final_text": run.final_text,
                                            "error": run.error.to_json() if run.error else None}})
     return run
+
+
+# Run numbers per invocation: counted from its log once (a reopened invocation goes on after
+# its last run), then in memory, so two runs started at once get different ids.
+_numbers: weakref.WeakKeyDictionary[Invocation, Iterator[int]] = weakref.WeakKeyDictionary()
+_numbers_lock = threading.Lock()
+
+
+def _next_id(inv: Invocation, log: RunLog) -> str:
+    from .records import read_log
+
+    with _numbers_lock:
+        numbers = _numbers.get(inv)
+        if numbers is None:
+            started = sum(1 for e in read_log(log.path.parent) if "start" in e and "run" in e)
+            numbers = _numbers[inv] = itertools.count(started + 1)
+        return f"{inv.id}_run{next(numbers)}"
 
 
 async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: int, opening: list[dict[str, Any]],
