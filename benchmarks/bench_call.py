@@ -119,6 +119,10 @@ def run(smoke: bool) -> c.Report:
         bench.enable("mcp/demo:echo")
         inv = bench.invocation()
         echo = next(name for name, tool_id in inv.snapshot.call_names.items() if str(tool_id) == "mcp/demo:echo")
+        for name, args in (("noop", {}), (echo, ARGS)):  # what is timed must succeed, not time a refusal
+            result = inv.call(name, args)
+            if result.is_error:
+                raise AssertionError(f"the benchmark call {name} failed: {result.error_code}: {result.content}")
         samples = c.interleaved({"inv.call": lambda: inv.call("noop", {}), "direct": noop},
                                 repeats=repeats, inner=inner)
         overhead = c.paired_difference(samples, "inv.call", "direct")
