@@ -222,19 +222,35 @@ def test_an_empty_history_is_no_messages(protocol):
     assert encode_history(protocol, [[], []]) == []
 
 
-@pytest.mark.parametrize("protocol", ["openai", "openai-responses", "anthropic"])
-@pytest.mark.parametrize(
-    "rounds",
-    [
-        [[Exchange("", "dice_roll", {}, ResultView("1"))]],
-        [[Exchange("c1", "", {}, ResultView("1"))]],
-        [[Exchange("c1", "dice_roll", {}, ResultView("1"))], [Exchange("c1", "dice_roll", {}, ResultView("2"))]],
-    ],
-)
+REUSED_ACROSS_ROUNDS = [[Exchange("c1", "dice_roll", {}, ResultView("1"))],
+                        [Exchange("c1", "dice_roll", {}, ResultView("2"))]]
+
+
+_REFUSED = [
+    [[Exchange("", "dice_roll", {}, ResultView("1"))]],
+    [[Exchange("c1", "", {}, ResultView("1"))]],
+    [[Exchange("c1", "dice_roll", {}, ResultView("1")), Exchange("c1", "dice_roll", {}, ResultView("2"))]],
+]
+
+
+# An id reused in a later round is refused where ids pair across the history (Responses,
+# Anthropic); Chat Completions takes it (the next test).
+@pytest.mark.parametrize(("protocol", "rounds"), [
+    *((p, r) for p in ("openai", "openai-responses", "anthropic") for r in _REFUSED),
+    ("openai-responses", REUSED_ACROSS_ROUNDS), ("anthropic", REUSED_ACROSS_ROUNDS),
+])
 def test_a_history_no_provider_takes_is_refused(protocol, rounds):
     with pytest.raises(ToolbenchError) as info:
         encode_history(protocol, rounds)
     assert info.value.code == "protocol.history_invalid"
+
+
+def test_chat_completions_takes_an_id_reused_in_a_later_round():
+    """A tool message answers the assistant message before it; servers that number every
+    answer's calls from call_0 send the same id each round, and their history must encode."""
+    messages = encode_history("openai", REUSED_ACROSS_ROUNDS)
+    assert [m["role"] for m in messages] == ["assistant", "tool", "assistant", "tool"]
+    assert [m.get("tool_call_id") for m in messages if m["role"] == "tool"] == ["c1", "c1"]
 
 
 def test_arguments_may_be_given_as_tool_arguments():

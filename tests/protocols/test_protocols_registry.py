@@ -201,5 +201,6 @@ def test_a_base_provider_subclass_gets_the_history_checks():
         pass
 
     with pytest.raises(ToolbenchError) as info:
-        encode_history(Tiny("tiny"), [[ROUND[0]], [ROUND[0]]])
+        encode_history(Tiny("tiny"), [[ROUND[0], ROUND[0]]])  # an id twice in one round
     assert info.value.code == "protocol.history_invalid"
+    assert len(encode_history(Tiny("tiny"), [[ROUND[0]], [ROUND[0]]])) == 4  # Chat Completions: per round

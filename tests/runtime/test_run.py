@@ -344,3 +344,34 @@ def test_runs_started_at_once_get_their_own_ids(bench: Workbench) -> None:
     first, second = bench._kernel.loop.run(both())
     assert first.id != second.id
     assert sorted(r.id for r in inv.runs) == sorted([first.id, second.id])
+
+
+def test_a_server_that_numbers_every_answers_calls_from_call_0(bench: Workbench) -> None:
+    """Some OpenAI-compatible servers send `call_0` in every answer: the run goes on (each tool
+    message answers the assistant message before it)."""
+    model = ScriptedModel([[("dice_roll", {"formula": "1d6"}, "call_0")]] * 3 + ["done"])
+    run = bench.invocation().run(model, "go")
+    assert run.stop_reason == "final" and len(run.results) == 3
+    assert [m.get("tool_call_id") for m in model.bodies[-1]["messages"] if m["role"] == "tool"] == ["call_0"] * 3
+
+
+def test_a_model_that_lets_its_clients_error_out_ends_the_run_coded(bench: Workbench) -> None:
+    class Raw(Failing):
+        async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+            raise FakeStatusError(429, "slow down")
+
+    run = bench.invocation().run(Raw(RuntimeError()), "go")
+    assert run.stop_reason == "provider_error" and run.error is not None
+    assert (run.error.code, run.error.status) == ("model.provider_rate_limited", 429)
+
+
+def test_a_run_that_raises_is_logged_as_an_error_not_a_stop(bench: Workbench) -> None:
+    class Broken(ScriptedModel):
+        def request(self, **kw: Any) -> dict[str, Any]:
+            raise KeyError("an adapter bug")
+
+    inv = bench.invocation()
+    with pytest.raises(KeyError):
+        inv.run(Broken(["x"]), "go")
+    (run,) = inv.runs
+    assert run.stop_reason == "error" and run.error is not None and run.error.code == "KeyError"

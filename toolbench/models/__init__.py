@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._anthropic import Anthropic, read_messages
-from ._base import Model, ModelError, ModelReply
+from ._base import Model, ModelError, ModelReply, provider_error
 from ._gemini import Gemini, read_generate
 from ._openai import OpenAIChat, OpenAIResponses, read_chat, read_responses
 
@@ -32,4 +32,5 @@ def reader_for(protocol: str) -> Reader:
     return _READERS.get(protocol, lambda body: ModelReply(dict(body)))
 
 
-__all__ = ["Anthropic", "Gemini", "Model", "ModelError", "ModelReply", "OpenAIChat", "OpenAIResponses", "reader_for"]
+__all__ = ["Anthropic", "Gemini", "Model", "ModelError", "ModelReply", "OpenAIChat", "OpenAIResponses",
+           "provider_error", "reader_for"]

@@ -37,6 +37,8 @@ class BaseProvider(ABC):
 
     name: str
     call_ids_required: ClassVar[bool] = True  # False: the API pairs calls and results by order
+    # False: a call id must be unique in its round only (the results answer the message before them)
+    call_ids_unique: ClassVar[bool] = True
 
     @abstractmethod
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]: ...
@@ -74,7 +76,7 @@ class BaseProvider(ABC):
         self, rounds: Sequence[Round], turns: Sequence[AssistantTurn | None] | None = None
     ) -> list[dict[str, Any]]:
         """See `toolbench.protocols.encode_history`; empty rounds are left out."""
-        check_history(rounds, ids_required=self.call_ids_required)
+        check_history(rounds, ids_required=self.call_ids_required, ids_unique=self.call_ids_unique)
         check_turns(rounds, turns)
         messages: list[dict[str, Any]] = []
         for at, exchanges in enumerate(rounds):

@@ -59,6 +59,10 @@ class ChatCompletionsProvider(OpenAIRules):
     Tool results are text only (the API's `tool` message takes no images); each result's text
     lists its attachments as left out."""
 
+    # Each `tool` message answers the assistant message before it, and compatible servers
+    # (some local ones number the calls of every answer from call_0) repeat ids across rounds.
+    call_ids_unique = False
+
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         return [render_tool(tool, options.strict) for tool in tools]
 

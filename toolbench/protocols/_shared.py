@@ -239,10 +239,16 @@ def replay_object(arguments: Any) -> dict[str, Any]:
     return {}
 
 
-def check_history(rounds: Iterable[Iterable[Exchange]], *, ids_required: bool = True) -> None:
-    """Refuse a history no provider accepts: empty names, empty or repeated call ids."""
+def check_history(rounds: Iterable[Iterable[Exchange]], *, ids_required: bool = True,
+                  ids_unique: bool = True) -> None:
+    """Refuse a history the provider does not accept: empty names, empty call ids (where ids
+    pair calls and results), a call id used twice (in the whole history, or with
+    `ids_unique=False` in one round: an API that pairs results with the assistant message just
+    before them)."""
     seen: set[str] = set()
     for exchanges in rounds:
+        if not ids_unique:
+            seen = set()
         for ex in exchanges:
             if not ex.call_name:
                 raise ToolbenchError("protocol.history_invalid", "a call in the history has an empty call name")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult
 from ..core.turn import TurnContract
-from ..models import Model
+from ..models import Model, provider_error
 
 if TYPE_CHECKING:
     import pandas
@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 
 # Why a run ended (api.md): the model answered without calls; a completion tool ended the task;
 # the rounds or the call budget ran out; the provider erred; the invocation is blocked (an
-# outcome is unknown); the user stopped it.
-STOP_REASONS = ("final", "completion_tool", "max_rounds", "budget", "provider_error", "blocked", "stopped")
+# outcome is unknown); the user stopped it; the run raised (not for what a provider sends: for a
+# storage failure, a closed bench, a bug; `Run.error` names it in the log).
+STOP_REASONS = ("final", "completion_tool", "max_rounds", "budget", "provider_error", "blocked", "stopped",
+                "error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +168,11 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
     except asyncio.CancelledError:
         run.stop_reason = "stopped"
         raise
+    except BaseException as exc:  # a storage failure, a closed bench, a model adapter's own bug: raised
+        run.stop_reason = "error"
+        code = getattr(exc, "code", None)
+        run.error = RunError(code if isinstance(code, str) else type(exc).__name__, str(exc), len(run.rounds) + 1)
+        raise
     finally:
         log.append({"run": run.id, "end": {"stop_reason": run.stop_reason or "stopped", "final_text": run.final_text,
                                            "error": run.error.to_json() if run.error else None}})
@@ -198,7 +205,12 @@ async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: in
     started = time.perf_counter()
     response: dict[str, Any] | None = None
     try:
-        response = await model.send(body)
+        try:
+            response = await model.send(body)
+        except (ToolbenchError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a Model of the user's own that lets its client's errors out
+            raise provider_error(exc) from exc
         reply = model.read(response)
         results = await inv.arespond(model.protocol, response, contract=contract)
     except ToolbenchError as exc:  # the SDK's errors (ModelError), and decode's model.* codes
