@@ -252,3 +252,55 @@ def test_a_stalled_server_times_out_under_the_clients_timeout(tmp_path: Path) ->
         report(out)
     """, deadline=60)
     assert codes == [["provider_error", "model.provider_timeout", 1]] * 8
+
+
+def test_gemini_sends_the_recorded_body_with_attachments_as_built() -> None:
+    """An image part (`inlineData.mimeType`) goes over the wire in the REST body's own names, as
+    recorded; the SDK's converter would send `inline_data.mime_type`."""
+    from toolbench.models import Gemini
+
+    contents = [{"role": "user", "parts": [{"text": "what is this?"},
+                                           {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "look", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "look", "response": {"output": "a dot"},
+                                            "parts": [{"inlineData": {"mimeType": "image/png",
+                                                                      "data": "iVBORw0KGgo="}}]}}]}]
+    with LocalProvider([LocalProvider.gemini_text("A dot.")]) as provider:
+        model = Gemini(provider.gemini(), "gemini-2.5-flash")
+        body = model.request(system="terse", messages=contents, tools=[], tool_choice=None)
+        import asyncio
+
+        answer = asyncio.run(model.send(body))
+    assert provider.requests[0].body == body
+    assert model.read(answer).text == "A dot."
+
+
+def test_stopped_runs_on_a_sync_client_do_not_starve_the_bench(tmp_path: Path) -> None:
+    """A stopped run cannot stop a sync client's request (it ends at the SDK's timeout); eight of
+    them held at once must leave the bench able to run the next request and an approval."""
+    result = run_with_deadline(f"""
+        import asyncio, threading
+        from toolbench import Workbench
+        from toolbench.models import OpenAIChat
+        from toolbench.testing import LocalProvider
+
+        with Workbench({str(tmp_path / "ws")!r}, seed=1) as bench:
+            stalled = LocalProvider([LocalProvider.stall()] * 8).start()
+            model = OpenAIChat(stalled.openai(timeout=120), "gpt-4.1")
+            for _ in range(8):
+                inv = bench.invocation()
+                future = inv.submit(inv.arun(model, "hi"))
+                n = len(stalled.requests)
+                for _ in range(1000):  # until the request reached the server (10 s at most)
+                    if len(stalled.requests) > n:
+                        break
+                    threading.Event().wait(0.01)
+                future.cancel()
+            sent = len(stalled.requests)
+            bench.on_approval(lambda request: True)
+            with LocalProvider([LocalProvider.chat_text("still here")]) as quick:
+                run = bench.invocation().run(OpenAIChat(quick.openai(), "gpt-4.1"), "hi")
+            stalled.close()
+        report([sent, run.stop_reason, run.final_text])
+    """, deadline=90)
+    assert result == [8, "final", "still here"]

@@ -9,6 +9,8 @@ adapter holds no conversation: the run owns the transcript and builds every requ
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -96,13 +98,23 @@ def provider_error(exc: BaseException) -> ModelError:
     return ModelError("model.provider_error", f"the provider failed{where}: {message}", status=status)
 
 
+# A sync client's request runs in a worker thread of its own pool: a stopped run cannot stop
+# it (it ends at the SDK's timeout; an async client stops at once), and a few of those must
+# not use up the bench loop's default pool, which approvals and closing need.
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="toolbench-model")
+
+
+async def in_worker(fn: Callable[[], Any]) -> Any:
+    return await asyncio.get_running_loop().run_in_executor(_POOL, fn)
+
+
 async def call_sdk(method: Callable[..., Any], **kwargs: Any) -> Any:
     """Call an SDK method, awaiting an async client's and running a sync client's in a worker
     thread (the run loop stays free); any failure becomes a `ModelError`."""
     try:
         if inspect.iscoroutinefunction(method):
             return await method(**kwargs)
-        reply = await asyncio.to_thread(method, **kwargs)
+        reply = await in_worker(functools.partial(method, **kwargs))
         return await reply if inspect.isawaitable(reply) else reply
     except asyncio.CancelledError:
         raise
@@ -125,7 +137,7 @@ async def send_raw(method: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
                 text = method(**kwargs).text
                 return text() if callable(text) else text
 
-            text = await asyncio.to_thread(call)
+            text = await in_worker(call)
     except asyncio.CancelledError:
         raise
     except Exception as exc:

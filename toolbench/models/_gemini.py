@@ -59,8 +59,7 @@ class Gemini:
             body["toolConfig"] = tool_choice
         body.update({k: v for k, v in self.options.items() if k in _TOP_LEVEL})
         generation = {k: v for k, v in self.options.items() if k not in _TOP_LEVEL}
-        if generation:
-            body["generationConfig"] = generation
+        body["generationConfig"] = generation  # the SDK sends one, empty or not: the record is the wire
         return body
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -68,8 +67,9 @@ class Gemini:
         # `parametersJsonSchema` goes out as `parameters_json_schema`); its per-request
         # `http_options.extra_body` is merged over the converted body, so the REST body goes out
         # as built and recorded. `should_return_http_response` hands back the raw answer.
-        config = {"http_options": {"extra_body": {k: v for k, v in body.items() if k != "contents"}},
-                  "should_return_http_response": True}
+        # Lists are replaced whole, so `contents` goes too (the SDK would send an image part's
+        # `inlineData.mimeType` as `inline_data.mime_type`).
+        config = {"http_options": {"extra_body": dict(body)}, "should_return_http_response": True}
         models = self.client.aio.models if self.aio else self.client.models
         response = await call_sdk(models.generate_content, model=self.model, contents=body["contents"],
                                   config=config)
