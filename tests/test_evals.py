@@ -6,6 +6,7 @@ import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,25 @@ def test_the_pytest_helper_makes_one_test_per_case(bench: Workbench, case: evals
     scripts = {"reads the notes": good, "rolls": lambda: ScriptedModel([[("dice_roll", {"formula": "1d6"})], "4"])}
     assert request.node.callspec.id == case.name
     evals.run(bench, [case], {"scripted": scripts[case.name]}).assert_pass_rate()
+
+
+def test_an_attempt_the_provider_failed_fails_and_models_need_names(bench: Workbench) -> None:
+    from toolbench.models import ModelError
+
+    class Down(ScriptedModel):
+        async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+            raise ModelError("model.provider_auth", "invalid x-api-key")
+
+    report = evals.run(bench, [CHATS], {"down": lambda: Down(["x"])})
+    (attempt,) = report.attempts
+    assert not attempt.passed and "model.provider_auth: invalid x-api-key" in attempt.failures[0]
+    with pytest.raises(ToolbenchError, match="two models are named scripted"):
+        evals.run(bench, [CHATS], [good(), lazy()])
+
+
+def test_attempts_leave_no_log_open(bench: Workbench) -> None:
+    import os
+
+    before = len(os.listdir("/proc/self/fd"))
+    evals.run(bench, [CHATS], {"lazy": lazy}, repeat=20)
+    assert len(os.listdir("/proc/self/fd")) < before + 5

@@ -27,6 +27,7 @@ import pytest
 from tests.deadline import ROOT, run_with_deadline
 
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "toolbench", "notebooks")
+EXTRA = ("pytest>=8",)  # a user's own test suite runs the plugin from the wheel
 NOTEBOOK = "01-quickstart.ipynb"
 
 RUN = """
@@ -55,10 +56,10 @@ class Installed:
         return str(self.venv / ("Scripts" if os.name == "nt" else "bin") / name)
 
 
-def _run(command: list[str], *, cwd: Path, env: dict[str, str], deadline: float) -> dict[str, Any]:
+def _run(command: list[str], *, cwd: Path, env: dict[str, str], deadline: float, code: int = 0) -> dict[str, Any]:
     spec = {"command": command, "cwd": str(cwd), "env": env}
     done: dict[str, Any] = run_with_deadline(RUN, deadline=deadline, args=(json.dumps(spec),))
-    assert done["returncode"] == 0, f"{command} exited {done['returncode']}:\n{done['stderr']}"
+    assert done["returncode"] == code, f"{command} exited {done['returncode']}:\n{done['stdout']}\n{done['stderr']}"
     return done
 
 
@@ -72,13 +73,13 @@ def _wheelhouse(wheel: Path, *, home: Path, env: dict[str, str]) -> Path:
         metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         lines = archive.read(metadata).decode().splitlines()
     requires = sorted(line for line in lines if line.startswith("Requires-Dist"))
-    key = hashlib.sha256(json.dumps([sys.version_info[:2], requires]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([sys.version_info[:2], requires, EXTRA]).encode()).hexdigest()[:16]
     cache = Path(os.environ.get("TOOLBENCH_WHEELHOUSE_DIR")
                  or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolbench-tests")
     house = cache / f"wheelhouse-{key}"
     if not house.is_dir():
         partial = Path(tempfile.mkdtemp(prefix="wheelhouse-", dir=_made(cache)))
-        _run([sys.executable, "-m", "pip", "download", "-q", "-d", str(partial), f"{wheel}[lab]"],
+        _run([sys.executable, "-m", "pip", "download", "-q", "-d", str(partial), f"{wheel}[lab]", *EXTRA],
              cwd=home, env=env, deadline=600)
         for own in partial.glob("toolbench-*.whl"):
             own.unlink()  # the wheel under test is always the one just built
@@ -117,7 +118,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile", "--no-index",
-          "--find-links", str(house), f"{wheel}[lab]"], cwd=home, env=base, deadline=600)
+          "--find-links", str(house), f"{wheel}[lab]", *EXTRA], cwd=home, env=base, deadline=600)
     env = {**base, "VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join([str(bin_dir), base.get("PATH", "")]),
            # Jupyter's own folders in the test's tmp: no user config, no runtime files left behind.
            "JUPYTER_CONFIG_DIR": str(tmp / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(tmp / "jupyter-runtime"),
@@ -182,3 +183,53 @@ def test_lab_serves_a_working_copy_stops_on_sigterm_and_its_notebook_runs(instal
     outputs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"]]
     assert not [o for o in outputs if o["output_type"] == "error"]
     assert any("Rolled 3d6+4" in "".join(o.get("text", "")) for o in outputs)
+
+
+def test_the_installed_check_exits_0_1_2(installed: Installed) -> None:
+    """`toolbench check` from the wheel: the example server clean, a server listing broken tools,
+    a server that cannot be started."""
+    python = installed.bin("python")
+    servers = {
+        "clean": {"demo": {"command": python, "args": ["-m", "toolbench.examples.demo_mcp"],
+                           "toolbench": {"smoke": [{"tool": "echo", "arguments": {"text": "hi"}}]}}},
+        "broken": {"bad": {"command": python, "args": [str(ROOT / "tests" / "mcp" / "servers" / "bad_tools.py")]}},
+        "unreachable": {"demo": {"command": python, "args": ["-m", "toolbench.examples.demo_mcp"]},
+                        "gone": {"command": "no-such-mcp-server"}},
+    }
+    codes = {}
+    for name, config in servers.items():
+        (installed.home / f"{name}.json").write_text(json.dumps({"mcpServers": config}))
+        expected = {"clean": 0, "broken": 1, "unreachable": 2}[name]
+        done = _run([installed.bin("toolbench"), "check", "--mcp-config", f"{name}.json", "--format", "json"],
+                    cwd=installed.home, env=installed.env, deadline=180, code=expected)
+        codes[name] = json.loads(done["stdout"])["summary"]
+    assert codes["clean"]["smoke_failed"] == 0 and codes["clean"]["fatal"] == 0
+    assert codes["broken"]["fatal"] > 0 and codes["unreachable"]["unreachable"] == 1
+
+
+USER_SUITE = """
+def shout(text: str) -> str:
+    \"\"\"Repeat the text in capitals.\"\"\"
+    return text.upper()
+
+
+def test_tools(toolbench_bench, assert_golden, toolbench_call):
+    toolbench_bench.enable(toolbench_bench.register_tool("project", shout))
+    assert_golden(toolbench_bench.invocation("chat").snapshot, "tools.json")
+    toolbench_call("shout", {"text": "hi"}, code=None)
+    toolbench_call("shout", "{", code="tool.invalid_arguments")
+"""
+
+
+def test_a_user_suite_gets_the_plugin_from_the_wheel(installed: Installed) -> None:
+    suite = installed.home / "suite"
+    suite.mkdir()
+    (suite / "test_user.py").write_text(USER_SUITE)
+    pytest_cmd = [installed.bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    first = _run([*pytest_cmd, "--toolbench-update-golden"], cwd=suite, env=installed.env, deadline=180)
+    assert "1 passed" in first["stdout"]
+    assert json.loads((suite / "golden" / "tools.json").read_text())  # written by the installed plugin
+    _run(pytest_cmd, cwd=suite, env=installed.env, deadline=180)
+    (suite / "test_user.py").write_text(USER_SUITE.replace("in capitals", "louder"))
+    changed = _run(pytest_cmd, cwd=suite, env=installed.env, deadline=180, code=1)
+    assert "~ description of `shout` changed" in changed["stdout"]

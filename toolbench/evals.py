@@ -12,10 +12,12 @@
     report.pass_rates()        # a DataFrame: one row per case, one column per model
     report.assert_pass_rate(0.9)   # in a pytest test: fails with every failed expectation
 
-Each attempt is one `inv.run` in a fresh invocation of the bench, so it sees the same snapshot
-the workbench shows. A model may be given as a zero-argument factory (a fresh `ScriptedModel`
-per attempt, for instance). An expectation is any callable `(run) -> str | None`: the text of
-what went wrong, or None when it held; the ones here cover the common checks.
+Each attempt is one `inv.run` in a fresh invocation of the bench (closed after; its records
+stay), so it sees the same snapshot the workbench shows; an attempt the provider failed
+(`stop_reason="provider_error"`) fails, whatever its expectations. A model may be given as a
+zero-argument factory (a fresh `ScriptedModel` per attempt, for instance). An expectation is
+any callable `(run) -> str | None`: the text of what went wrong, or None when it held; the
+ones here cover the common checks.
 """
 
 from __future__ import annotations
@@ -123,7 +125,15 @@ def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSourc
     list named by each model's `model`), each attempt in a fresh invocation."""
     if type(repeat) is not int or repeat < 1:
         raise ToolbenchError("bench.misuse", f"repeat is a positive int, not {repeat!r}")
-    named = dict(models) if isinstance(models, Mapping) else {_name(m): m for m in models}
+    if isinstance(models, Mapping):
+        named = dict(models)
+    else:
+        names = [_name(m) for m in models]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ToolbenchError("bench.misuse", f"two models are named {', '.join(twice)}; give them as a mapping "
+                                 "of names to models")
+        named = dict(zip(names, models, strict=True))
     for case in cases:
         if not isinstance(case, Case):
             raise ToolbenchError("bench.misuse", f"cases are evals.Case values, not {type(case).__name__}")
@@ -132,11 +142,22 @@ def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSourc
         for name, source in named.items():
             for n in range(1, repeat + 1):
                 model = source if isinstance(source, Model) else source()
-                result = bench.invocation(scene).run(model, case.prompt, system=case.system,
-                                                     max_rounds=case.max_rounds)
-                failures = tuple(f for check in case.expect if (f := check(result)))
+                inv = bench.invocation(scene)
+                try:
+                    result = inv.run(model, case.prompt, system=case.system, max_rounds=case.max_rounds)
+                finally:
+                    inv.close()  # its records stay; its log is not held open for every attempt
+                failures = _provider_failure(result) or tuple(f for check in case.expect if (f := check(result)))
                 attempts.append(Attempt(case.name, name, n, result, failures))
     return Report(tuple(attempts))
+
+
+def _provider_failure(r: Run) -> tuple[str, ...]:
+    """An attempt the provider failed is failed, whatever its expectations (`no_calls` would
+    pass a run that never got an answer)."""
+    if r.stop_reason == "provider_error" and r.error is not None:
+        return (f"the provider failed in round {r.error.round}: {r.error.code}: {r.error.message}",)
+    return ()
 
 
 def _name(model: ModelSource) -> str:

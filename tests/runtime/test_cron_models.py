@@ -113,3 +113,23 @@ def test_a_prompt_through_the_openai_sdk_against_a_local_server(bench, inv):
         [run] = bench.cron.run_due(T0)
     assert (run.status, run.output) == ("ran", "Cloudy.")
     assert server.requests[0]["messages"] == [{"role": "user", "content": "Roll for the weather"}]
+
+
+def test_a_model_that_raises_fails_its_task_and_the_others_run(bench, inv):
+    """One task's model raising does not abort run_due: the task is failed with the error's
+    name, the others run and every window moves on; each run's invocation is closed."""
+    import os
+
+    class Broken(ScriptedModel):
+        def request(self, **kw):
+            raise KeyError("an adapter bug")
+
+    assert not inv.call("cron_create", {**PROMPT, "name": "second"}).is_error
+    bench.cron.model = Broken(["x"] * 10)
+    runs = bench.cron.run_due(T0)
+    assert [(r.status, r.extra["error_code"]) for r in runs] == [("failed", "KeyError")] * 2
+    assert bench.cron.run_due(T0) == []  # the windows moved on: nothing runs twice
+    before = len(os.listdir("/proc/self/fd"))
+    for day in (11, 12, 13):
+        assert len(bench.cron.run_due(datetime(2026, 3, day, 9, 0, 0))) == 2
+    assert len(os.listdir("/proc/self/fd")) == before  # each run's invocation log is closed

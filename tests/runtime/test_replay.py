@@ -312,3 +312,20 @@ def test_an_unparsable_file_and_a_bad_scene_are_coded_errors(make_bench, tmp_pat
     with pytest.raises(ToolbenchError) as caught:
         bench.replay(chat_pairs(), protocol="nope")
     assert caught.value.code == "protocol.unknown"
+
+
+def test_the_round_limit_of_the_bench_now_does_not_refuse_recorded_rounds(make_bench):
+    bench = make(make_bench)
+    run = record(bench)  # two rounds of calls
+    bench.profile = bench.profile.edit(run={"maxRounds": 1})
+    assert bench.replay(run).ok
+
+
+def test_a_call_the_recording_refused_for_its_round_limit_is_kept_as_it_was(make_bench):
+    bench = make(make_bench)
+    bench.profile = bench.profile.edit(run={"maxRounds": 1})
+    run = bench.invocation().run(ScriptedModel(PLAN), "go", max_rounds=2)
+    assert run.results[-1].error_code == "agent.max_tool_rounds_exceeded"
+    bench.profile = bench.profile.edit(run={"maxRounds": 5})
+    replay = bench.replay(run)
+    assert replay.ok and statuses(replay)[-1] == ("shout", "same")

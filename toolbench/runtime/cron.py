@@ -159,7 +159,14 @@ class CronScheduler:
         invocation_id = next(f"{base}_{n}" if n else base for n in itertools.count()
                              if not kernel.store.invocation_dir(f"{base}_{n}" if n else base).exists())
         inv = kernel.new_invocation(self._scene, invocation_id)
-        run = kernel.loop.run(inv.arun(model, task.prompt or ""))
+        try:
+            run = kernel.loop.run(inv.arun(model, task.prompt or ""))
+        except Exception as exc:  # a Model of the user's own that raised: this task failed, the others run
+            code = getattr(exc, "code", None) or type(exc).__name__
+            return CronRun(task.id, task.name, task.type, stamp, "failed", output=str(exc), prompt=task.prompt,
+                           extra={"invocation_id": inv.id, "stop_reason": "error", "error_code": code})
+        finally:
+            inv.close()  # one invocation per run: its log is not held open for the bench's life
         ok = run.stop_reason in ("final", "completion_tool")
         error = run.error.code if run.error else None
         return CronRun(task.id, task.name, task.type, stamp, "ran" if ok else "failed",

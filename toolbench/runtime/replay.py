@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 Status = Literal["same", "changed", "now_error", "now_ok", "missing"]
 STATUSES: Final = ("same", "changed", "now_error", "now_ok", "missing")
+ROUND_LIMIT: Final = "agent.max_tool_rounds_exceeded"
 _RESULT_PATH: Final = re.compile(re.escape(RESULTS_ROOT) + r"/[A-Za-z0-9_.-]+/round-\d+-")
 
 
@@ -140,7 +141,10 @@ def replay(kernel: Kernel, source: Any, *, protocol: str | None = None, scene: S
     if scene not in ("chat", "session"):
         raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
     recording = read_source(kernel, source, protocol)
-    inv = kernel.new_invocation(scene, f"inv_{uuid.uuid4().hex[:12]}")
+    # The recording's rounds all run, whatever the profile's round limit now.
+    rounds = max(kernel.profile.run.max_rounds, len(recording.rounds))
+    inv = kernel.new_invocation(scene, f"inv_{uuid.uuid4().hex[:12]}",
+                                profile=kernel.profile.edit(run={"maxRounds": rounds}))
     place = _place(kernel, recording.invocation_id)
     if kernel.seed is not None and place is not None:
         inv.state.rng = invocation_rng(kernel.seed, place)
@@ -150,13 +154,16 @@ def replay(kernel: Kernel, source: Any, *, protocol: str | None = None, scene: S
         results = inv.turn([(c.call_name, c.arguments, c.call_id) for c in present]) if present else []
         after = {c.call_id: _outcome(inv, recording, r) for c, r in zip(present, results, strict=True)}
         for c in calls:
-            now = after.get(c.call_id)
+            # A call the recorded run refused for its round limit is a run rule, not the tool: kept as it was.
+            now = c.before if c.before.error_code == ROUND_LIMIT else after.get(c.call_id)
             diffs.append(CallDiff(c.round, c.call_id, c.call_name, status_of(c.before, now), c.before, now))
     return Replay(tuple(diffs), inv)
 
 
 def _runs(inv: Invocation, call: RecordedCall) -> bool:
     """Whether the call runs: its tool is in the snapshot, or its name was unknown then too."""
+    if call.before.error_code == ROUND_LIMIT:
+        return False
     snapshot = inv.snapshot
     bound = snapshot.binding_for(call.call_name) or snapshot.binding_loose(call.call_name)
     return bound is not None or call.before.error_code == "model.unknown_tool_call"
