@@ -21,11 +21,9 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from importlib.util import find_spec
 from pathlib import Path
-from types import FrameType
 
 from . import ToolbenchError
 
@@ -71,12 +69,13 @@ def copy_notebooks(target: Path, source: Path | None = None) -> list[Path]:
     return copied
 
 
-def jupyter_command(root: Path, *, ip: str, port: int, token: str, extra: list[str]) -> list[str]:
-    """The `jupyter lab` command line serving `root` at `ip:port` with `token`, then `extra`."""
+def jupyter_command(root: Path, *, ip: str, port: int, extra: list[str]) -> list[str]:
+    """The `jupyter lab` command line serving `root` at `ip:port`, then `extra` (the token
+    comes in the JUPYTER_TOKEN environment variable)."""
     command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={root}",
                f"--ServerApp.ip={ip}", f"--ServerApp.port={port}",
                "--ServerApp.port_retries=0",  # another port would make the printed URL wrong
-               f"--IdentityProvider.token={token}", *extra]
+               *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         command.append("--allow-root")  # containers and Binder-like images often run as root
     return command
@@ -100,58 +99,62 @@ def main(argv: list[str]) -> int:
     except ToolbenchError as exc:
         print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    port = args.port or _free_port(args.ip)
+    try:
+        port = _bindable(args.ip, args.port)
+    except ToolbenchError as exc:
+        print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
     token = secrets.token_hex(24)
-    command = jupyter_command(root, ip=args.ip, port=port, token=token, extra=extra)
+    command = jupyter_command(root, ip=args.ip, port=port, extra=extra)
     host = f"[{args.ip}]" if ":" in args.ip else args.ip
     print(f"toolbench lab: serving {root} at http://{host}:{port}/lab?token={token}", flush=True)
-    return _serve(command, cwd=root)
+    # The token goes in the environment, not the command line (which every local user can read).
+    return _serve(command, cwd=root, env={**os.environ, "JUPYTER_TOKEN": token})
 
 
-def _free_port(ip: str) -> int:
+def _bindable(ip: str, port: int) -> int:
+    """`port` (0: a free one) if `ip:port` can be bound now, else lab.address_unavailable."""
     family = socket.AF_INET6 if ":" in ip else socket.AF_INET
-    with socket.socket(family) as probe:
-        probe.bind((ip, 0))
-        return int(probe.getsockname()[1])
-
-
-class _Stop(Exception):
-    """A stop signal arrived; `signum` says which."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
+    try:
+        with socket.socket(family) as probe:
+            probe.bind((ip, port))
+            return int(probe.getsockname()[1])
+    except OSError as exc:
+        where = f"{ip}:{port or 'a free port'}"
+        raise ToolbenchError("lab.address_unavailable", f"cannot listen on {where}: {exc}") from exc
 
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
-@contextmanager
-def _stop_signals() -> Iterator[None]:
-    """Turn Ctrl-C, SIGTERM and SIGHUP into `_Stop` while the server runs; restore them after."""
-    def stop(signum: int, frame: FrameType | None) -> None:
-        raise _Stop(signum)
+def _die_with_parent() -> None:
+    """In the server, before exec (Linux): SIGTERM when `toolbench lab` dies, even by SIGKILL."""
+    with suppress(OSError, AttributeError):
+        import ctypes
 
-    previous = {signum: signal.signal(signum, stop) for signum in _STOP_SIGNALS}
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _serve(command: list[str], *, cwd: Path, env: dict[str, str]) -> int:
+    """Run the server in its own process group until it exits or we are told to stop.
+
+    The signal handlers only note the signal; the loop acts on it once the server exists, so a
+    stop that lands while the server is being started still stops it."""
+    stops: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: stops.append(signum))
+                for signum in _STOP_SIGNALS}
     try:
-        yield
+        # Its own session: the terminal's Ctrl-C reaches only us, and we stop the whole group.
+        server = subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True,
+                                  preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        while not stops:
+            with suppress(subprocess.TimeoutExpired):
+                return server.wait(timeout=0.2)
+        _stop_group(server)  # more signals are only noted: they cannot cut the stop short
+        return 128 + stops[0]
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-
-
-def _serve(command: list[str], *, cwd: Path) -> int:
-    """Run the server in its own process group until it exits or we are told to stop."""
-    with _stop_signals():
-        # Its own session: the terminal's Ctrl-C reaches only us, and we stop the whole group.
-        server = subprocess.Popen(command, cwd=cwd, start_new_session=True)
-        try:
-            return server.wait()
-        except _Stop as stop:
-            for signum in _STOP_SIGNALS:  # a second Ctrl-C must not cut the stop short
-                signal.signal(signum, signal.SIG_IGN)
-            _stop_group(server)
-            return 128 + stop.signum
 
 
 def _stop_group(server: subprocess.Popen[bytes]) -> None:

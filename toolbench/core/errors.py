@@ -257,6 +257,7 @@ CODES: dict[str, str] = {
     "lab.jupyterlab_missing": "`toolbench lab` needs JupyterLab, which is not installed (the `lab` extra)",
     "lab.dir_not_a_folder": "`toolbench lab --dir D`: D (or a parent of it) exists and is not a folder",
     "lab.dir_unwritable": "`toolbench lab --dir D`: the notebooks cannot be copied into D (permissions, disk)",
+    "lab.address_unavailable": "`toolbench lab --ip/--port`: that address cannot be listened on (taken, unknown)",
     "lab.notebooks_missing": "this installation carries no notebooks for `toolbench lab` (a broken install)",
 }
 
