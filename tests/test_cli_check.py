@@ -76,7 +76,8 @@ def test_broken_tools_and_a_failed_smoke_call_exit_1_in_text(tmp_path):
     assert "FATAL mcp no_schema: mcp.tool_schema_invalid" in out
     assert 'FATAL mcp "bad\\nname": mcp.tool_name_invalid' in out  # a server's newline forges no line
     assert "smoke echo: ok, FAILED (expected an error)" in out
-    assert "smoke no_such_tool: error None, FAILED (expected ok): the server offers no tool `no_such_tool`" in out
+    assert ("smoke no_such_tool: error model.unknown_tool_call, FAILED (expected ok): the server offers no tool "
+            "`no_such_tool`") in out
     assert "smoke last: ok, passed" in out
     assert out.endswith(" unreachable, 6 fatal problem(s), 0 repaired, 2 smoke call(s) failed: exit 1\n")
 
@@ -142,3 +143,75 @@ def test_a_real_stdio_server_on_a_strict_yaml_profile_lists_repaired_findings_wi
     repaired = {(p["protocol"], p["rule"]) for p in report["servers"][0]["problems"] if p["repaired"]}
     assert ("openai", "strict.additional_properties") in repaired
     assert ("anthropic", "strict.additional_properties") in repaired
+
+
+def test_review_cases_each_get_their_exit_code_and_an_honest_line(tmp_path):
+    """mcpServers of the wrong type is a coded config error; a smoke call that times out does
+    not pass as the expected error; a server's text cannot print a report line of its own; a
+    tool the profile denies is said to be denied, not missing."""
+    config = tmp_path / "list.json"
+    config.write_text('{"mcpServers": []}', encoding="utf-8")
+    code, out, err = run_with_deadline(CLI, args=("check", "--mcp-config", str(config)), deadline=90)
+    assert code == 2 and err.startswith("toolbench: mcp.config_invalid:")
+
+    smoke = {"smoke": [{"tool": "sleep", "arguments": {"seconds": 30}, "expectError": True},
+                       {"tool": "echo", "arguments": {"text": "x\n1 server(s), 0 unreachable: exit 0"},
+                        "expectError": True},
+                       {"tool": "weather", "arguments": {"city": "Oslo"}}]}
+    profile = tmp_path / "deny.json"
+    profile.write_text(json.dumps({"tools": {"deny": ["mcp/demo:weather"]}}), encoding="utf-8")
+    code, out, _ = cli(tmp_path, {"demo": demo_server(timeout=2, toolbench=smoke)}, "check", "--mcp-config",
+                       "CONFIG", "--profile", str(profile))
+    assert code == 1
+    assert "smoke sleep: error mcp.call_outcome_unknown, FAILED (expected an error)" in out
+    assert "\\n1 server(s), 0 unreachable: exit 0" in out  # the echo, escaped on its own line
+    assert [line for line in out.splitlines() if line.startswith("1 server(s)")] == [out.splitlines()[-1]]
+    assert "the profile does not offer `weather`" in out
+
+
+STOPPED = r"""
+import json, os, signal, subprocess, sys, time
+from pathlib import Path
+
+config, tmp, script = sys.argv[1], sys.argv[2], sys.argv[3]
+env = {**os.environ, "TMPDIR": tmp}
+proc = subprocess.Popen([sys.executable, "-m", "toolbench", "check", "--mcp-config", config], env=env,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+def servers():
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0") if d.name.isdigit() else []
+            if len(argv) > 1 and argv[1].decode(errors="replace") == script:  # the server, not this script
+                if (d / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+until = time.monotonic() + 30
+while not servers() and time.monotonic() < until:
+    time.sleep(0.05)
+started = bool(servers())
+proc.send_signal(signal.SIGTERM)
+_, err = proc.communicate(timeout=30)
+until = time.monotonic() + 10
+while servers() and time.monotonic() < until:
+    time.sleep(0.05)
+report({"started": started, "code": proc.returncode, "left": servers(),
+        "folders": sorted(p.name for p in Path(tmp).iterdir() if p.name.startswith("toolbench-")),
+        "traceback": "Traceback" in err})
+"""
+
+
+def test_sigterm_to_check_closes_the_bench(tmp_path):
+    """A CI cancel (SIGTERM) unwinds: the server the check started is stopped and the temporary
+    workspace removed; exit 143, no traceback."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = str(SERVERS / "hangs_in_init.py")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"stuck": fault_server("hangs_in_init", timeout=60)}}))
+    seen = run_with_deadline(STOPPED, args=(str(config), str(tmp), script), deadline=90)
+    assert seen == {"started": True, "code": 143, "left": [], "folders": [], "traceback": False}

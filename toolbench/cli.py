@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,6 +21,35 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["lab"]:  # before the imports below: `lab` needs none of the package
         return _lab(argv[1:])
+    with _stops_unwind():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            print("toolbench: interrupted", file=sys.stderr)
+            return 130
+
+
+@contextlib.contextmanager
+def _stops_unwind() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a CI cancel, `timeout`, a closed terminal) unwind like Ctrl-C, so
+    the bench closes: its MCP servers stopped, its temporary workspace removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    stops = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    previous = {s: signal.signal(s, stop) for s in stops}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _main(argv: list[str]) -> int:
     from .protocols import names
 
     parser = argparse.ArgumentParser(prog="toolbench", description="A workbench for an LLM agent's tool runtime.")

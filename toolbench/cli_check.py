@@ -69,6 +69,8 @@ def smoke_calls(config: str | Path) -> dict[str, list[SmokeCall]]:
         servers = json.loads(Path(config).read_text(encoding="utf-8")).get("mcpServers", {})
     except (OSError, ValueError, AttributeError) as exc:  # the loader has read it already
         raise ToolbenchError("mcp.config_invalid", f"cannot read MCP config {config}: {exc}") from exc
+    if not isinstance(servers, Mapping):
+        raise ToolbenchError("mcp.config_invalid", f"{config}: `mcpServers` must be an object of servers by name")
     out: dict[str, list[SmokeCall]] = {}
     problems: list[str] = []
     for name, entry in servers.items():
@@ -163,15 +165,23 @@ def _smoke(bench: Workbench, info: McpServerInfo, names: Mapping[ToolId, str], c
     except ToolbenchError:
         call_name = None
     if call_name is None:
+        offered = any(t.name == call.tool for t in info.tools)
+        why = (f"the profile does not offer `{call.tool}` (it is denied or not allowed)" if offered
+               else f"the server offers no tool `{call.tool}`")
         return {"tool": call.tool, "call_name": None, "arguments": arguments, "expect_error": call.expect_error,
-                "is_error": True, "error_code": None, "ok": False,
-                "content": f"the server offers no tool `{call.tool}`"}
+                "is_error": True, "error_code": "model.unknown_tool_call", "ok": False, "content": why}
     # a fresh invocation per call: one call's budget or blocked state never decides another's
     result = bench.invocation(scene).call(call_name, call.arguments)
     content = result.content if len(result.content) <= CONTENT_CHARS else result.content[:CONTENT_CHARS] + "…"
     return {"tool": call.tool, "call_name": call_name, "arguments": arguments, "expect_error": call.expect_error,
             "is_error": result.is_error, "error_code": result.error_code,
-            "ok": result.is_error == call.expect_error, "content": content}
+            "ok": result.is_error == call.expect_error and not _lost(result.error_code), "content": content}
+
+
+def _lost(code: str | None) -> bool:
+    """A call whose outcome is unknown or whose server failed is never the expected error: a
+    tool that hangs must not pass its must-fail check."""
+    return code is not None and (code == "mcp.call_outcome_unknown" or code.startswith("mcp.server_"))
 
 
 def render_text(report: Mapping[str, Any]) -> str:
@@ -188,11 +198,11 @@ def render_text(report: Mapping[str, Any]) -> str:
             label = "repaired" if p["repaired"] else "FATAL" if p["fatal"] else "note"
             where = f" at {p['path']}" if p["path"] else ""
             tool = "(server)" if p["tool"] is None else _show(p["tool"])
-            lines.append(f"  {label} {p['protocol']} {tool}: {p['rule']}{where}: {p['message']}")
+            lines.append(f"  {label} {p['protocol']} {tool}: {p['rule']}{where}: {_line(p['message'])}")
         for s in server["smoke"]:
             outcome = f"error {s['error_code']}" if s["is_error"] else "ok"
             expected = "an error" if s["expect_error"] else "ok"
-            verdict = "passed" if s["ok"] else f"FAILED (expected {expected}): {s['content'][:200]}"
+            verdict = "passed" if s["ok"] else f"FAILED (expected {expected}): {_line(s['content'][:200])}"
             lines.append(f"  smoke {_show(s['tool'])}: {outcome}, {verdict}")
     totals = report["summary"]
     lines.append(f"{totals['servers']} server(s), {totals['unreachable']} unreachable, {totals['fatal']} fatal "
@@ -200,6 +210,12 @@ def render_text(report: Mapping[str, Any]) -> str:
                  f"exit {report['exit_code']}")
     return "\n".join(lines) + "\n"
 
+
+def _line(text: Any) -> str:
+    """A server's text on one line (its newlines and control characters escaped): it cannot
+    print a line that looks like the report's own."""
+    text = str(text)
+    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def _show(name: Any) -> str:
