@@ -336,3 +336,20 @@ def test_valid_override_reaches_the_invocation(bench):
 def test_upstream_legacy_inline_limit_key_is_read_as_the_new_field() -> None:
     profile = Profile.parse({"tools": {"mcpResultInlineCharLimit": 1234}})
     assert profile.tools.external_result_inline_char_limit == 1234
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("nested-allow.json", '{"tools": {"allow": [["x"]]}}'),
+    ("nested-deny.yaml", "tools:\n  deny: [[x]]\n"),
+    ("deep.json", "[" * 5000 + "]" * 5000),
+    ("deep.yaml", "[" * 5000 + "]" * 5000),
+    ("huge-int.yaml", "tools:\n  maxCallsPerRun: " + "9" * 5000 + "\n"),
+    ("empty.yaml", ""),
+    ("a-list.yaml", "- 1\n"),
+])
+def test_a_malformed_profile_file_is_coded_never_raw(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ToolbenchError) as info:
+        Profile.load(path)
+    assert info.value.code == "agent.profile_invalid"

@@ -199,12 +199,12 @@ def _decode(text: str, path: Path) -> Any:
         try:
             # safe_load builds plain values only (no tags that construct objects)
             return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:  # a huge int, a 5,000-deep nest
             raise ToolbenchError("agent.profile_invalid", f"{path} is not valid YAML: {exc}") from exc
     kind = "TOML" if suffix == ".toml" else "JSON"
     try:
         return tomllib.loads(text) if kind == "TOML" else json.loads(text)
-    except ValueError as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         raise ToolbenchError("agent.profile_invalid", f"{path} is not valid {kind}: {exc}") from exc
 
 

@@ -159,7 +159,7 @@ def _tool_names(tools: dict[str, Any], notes: list[ProfileMigration], *, prefix_
         return text
 
     def keep(key: str, text: Any) -> bool:
-        if text in RETIRED:
+        if isinstance(text, str) and text in RETIRED:  # anything else is refused by the schema, not here
             note("agent.profile_tool_retired", f"tools.{key}", f"`{text}` was retired upstream and is dropped")
             return False
         return True
