@@ -219,3 +219,14 @@ report(state(pid) in ("Z", "gone"))
 
 def test_a_killed_lab_takes_its_server_with_it(tmp_path: Path) -> None:
     assert run_with_deadline(KILLED_PARENT, deadline=60, args=(str(tmp_path / "pid"),)) is True
+
+
+def test_copies_that_differ_from_the_bundled_ones_are_named(tmp_path: Path) -> None:
+    source = tmp_path / "bundled"
+    source.mkdir()
+    (source / "a.ipynb").write_text("new a")
+    (source / "b.ipynb").write_text("b")
+    target = tmp_path / "copy"
+    lab.copy_notebooks(target, source)
+    (target / "a.ipynb").write_text("my edits of the old a")
+    assert lab.stale_copies(target, source) == ["a.ipynb"]

@@ -107,7 +107,21 @@ def test_a_golden_name_must_stay_under_golden(pytester: pytest.Pytester) -> None
     ''')
     result = run(pytester, UPDATE_OPTION)
     assert result.ret != 0
-    assert not (pytester.path.parent / "tools.json").exists()
+    assert not (pytester.path / "tools.json").exists()  # golden/../tools.json would land here
+    result.stdout.fnmatch_lines(["*must be a relative path under golden/*"])
+
+
+def test_a_golden_file_of_another_shape_fails_with_the_hint_not_a_traceback(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile('''
+        def test_shape(toolbench_bench, assert_golden):
+            assert_golden(toolbench_bench.invocation("chat").snapshot, "tools.json")
+    ''')
+    (pytester.path / "golden").mkdir()
+    (pytester.path / "golden" / "tools.json").write_text('{"tools": []}')
+    result = run(pytester)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*the tool list differs from golden file*", "*--toolbench-update-golden*"])
+    assert "AttributeError" not in result.stdout.str() and "Traceback" not in result.stdout.str()
 
 
 def test_toolbench_call_asserts_the_code(pytester: pytest.Pytester) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -101,9 +102,15 @@ def blocks(lang: str) -> list[str]:
 
 
 def commands() -> list[list[str]]:
-    """The self-contained `toolbench` commands of the README's shell blocks, split as a shell would."""
-    return [shlex.split(line, comments=True) for text in blocks("bash") for line in text.splitlines()
-            if line.startswith("toolbench ") and not line.startswith(LONG_RUNNING)]
+    """The self-contained `toolbench` commands of the README's shell blocks, split as a shell
+    would, each followed by the exit status its comment promises (`(exit N`, else 0)."""
+    out = []
+    for text in blocks("bash"):
+        for line in text.splitlines():
+            if line.startswith("toolbench ") and not line.startswith(LONG_RUNNING):
+                promised = re.search(r"\(exit (\d)", line.partition(" # ")[2])
+                out.append([*shlex.split(line, comments=True), promised.group(1) if promised else "0"])
+    return out
 
 
 def leftovers(tmp: Path) -> list[str]:
@@ -138,13 +145,14 @@ def test_every_python_block_runs_as_written_and_leaves_nothing_behind(number: in
     assert leftovers(own_tmp) == []
 
 
-@pytest.mark.parametrize("command", commands(), ids=" ".join)
+@pytest.mark.parametrize("command", commands(), ids=lambda c: " ".join(c[:-1]))
 def test_every_toolbench_command_runs_as_written(command: list[str], own_tmp: Path) -> None:
-    """Exit 0, or 1 for a `--check` (its documented "a provider would refuse it"); JSON on stdout."""
+    """The exit status its comment promises (0 unless it says `(exit N`); JSON on stdout."""
+    *command, promised = command
     done = subprocess.run([sys.executable, "-m", "toolbench", *command[1:]], capture_output=True,
                           text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                                                          os.environ.get("PYTHONPATH")]))})
-    assert done.returncode in ((0, 1) if "--check" in command else (0,)), done.stderr[-2000:]
+    assert done.returncode == int(promised), done.stderr[-2000:]
     json.loads(done.stdout)
     assert leftovers(own_tmp) == []

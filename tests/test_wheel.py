@@ -27,7 +27,6 @@ import pytest
 from tests.deadline import ROOT, run_with_deadline
 
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "toolbench", "notebooks")
-EXTRA = ("pytest>=8",)  # a user's own test suite runs the plugin from the wheel
 NOTEBOOK = "01-quickstart.ipynb"
 
 RUN = """
@@ -73,13 +72,13 @@ def _wheelhouse(wheel: Path, *, home: Path, env: dict[str, str]) -> Path:
         metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         lines = archive.read(metadata).decode().splitlines()
     requires = sorted(line for line in lines if line.startswith("Requires-Dist"))
-    key = hashlib.sha256(json.dumps([sys.version_info[:2], requires, EXTRA]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([sys.version_info[:2], requires]).encode()).hexdigest()[:16]
     cache = Path(os.environ.get("TOOLBENCH_WHEELHOUSE_DIR")
                  or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "toolbench-tests")
     house = cache / f"wheelhouse-{key}"
     if not house.is_dir():
         partial = Path(tempfile.mkdtemp(prefix="wheelhouse-", dir=_made(cache)))
-        _run([sys.executable, "-m", "pip", "download", "-q", "-d", str(partial), f"{wheel}[lab]", *EXTRA],
+        _run([sys.executable, "-m", "pip", "download", "-q", "-d", str(partial), f"{wheel}[lab]"],
              cwd=home, env=env, deadline=600)
         for own in partial.glob("toolbench-*.whl"):
             own.unlink()  # the wheel under test is always the one just built
@@ -118,7 +117,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile", "--no-index",
-          "--find-links", str(house), f"{wheel}[lab]", *EXTRA], cwd=home, env=base, deadline=600)
+          "--find-links", str(house), f"{wheel}[lab]"], cwd=home, env=base, deadline=600)
     env = {**base, "VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join([str(bin_dir), base.get("PATH", "")]),
            # Jupyter's own folders in the test's tmp: no user config, no runtime files left behind.
            "JUPYTER_CONFIG_DIR": str(tmp / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(tmp / "jupyter-runtime"),

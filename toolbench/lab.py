@@ -69,6 +69,18 @@ def copy_notebooks(target: Path, source: Path | None = None) -> list[Path]:
     return copied
 
 
+def stale_copies(target: Path, source: Path | None = None) -> list[str]:
+    """The notebooks of `target` whose content differs from the bundled ones of the same name."""
+    source = bundled_notebooks() if source is None else source
+    out = []
+    for notebook in sorted(source.glob("*.ipynb")):
+        copy = target / notebook.name
+        with suppress(OSError):
+            if copy.is_file() and copy.read_bytes() != notebook.read_bytes():
+                out.append(notebook.name)
+    return out
+
+
 def jupyter_command(root: Path, *, ip: str, port: int, extra: list[str]) -> list[str]:
     """The `jupyter lab` command line serving `root` at `ip:port`, then `extra` (the token
     comes in the JUPYTER_TOKEN environment variable)."""
@@ -96,6 +108,7 @@ def main(argv: list[str]) -> int:
                                  "JupyterLab is not installed: pip install 'toolbench[lab]'")
         root = Path(args.dir).resolve()
         copy_notebooks(root)
+        kept = stale_copies(root)
     except ToolbenchError as exc:
         print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
@@ -104,6 +117,9 @@ def main(argv: list[str]) -> int:
     except ToolbenchError as exc:
         print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
+    if kept:  # an upgrade must not pass unnoticed behind the user's copies
+        print(f"toolbench lab: kept your copies of {', '.join(kept)}, which differ from this version's "
+              "(delete or rename one to get the new one)", flush=True)
     token = secrets.token_hex(24)
     command = jupyter_command(root, ip=args.ip, port=port, extra=extra)
     host = f"[{args.ip}]" if ":" in args.ip else args.ip
