@@ -215,3 +215,9 @@ def test_sigterm_to_check_closes_the_bench(tmp_path):
     config.write_text(json.dumps({"mcpServers": {"stuck": fault_server("hangs_in_init", timeout=60)}}))
     seen = run_with_deadline(STOPPED, args=(str(config), str(tmp), script), deadline=90)
     assert seen == {"started": True, "code": 143, "left": [], "folders": [], "traceback": False}
+
+
+def test_a_config_with_no_server_is_a_problem(tmp_path):
+    code, out, _ = cli(tmp_path, {}, "check", "--mcp-config", "CONFIG")
+    assert code == 1 and out.endswith("0 server(s), 0 unreachable, 0 fatal problem(s), 0 repaired, "
+                                      "0 smoke call(s) failed: exit 1\n")

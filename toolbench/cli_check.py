@@ -113,7 +113,8 @@ def run_check(bench: Workbench, config: str | Path, *, servers: Sequence[str] = 
         "repaired": sum(p["repaired"] for r in reports for p in r["problems"]),
         "smoke_failed": sum(not s["ok"] for r in reports for s in r["smoke"]),
     }
-    code = 2 if summary["unreachable"] else 1 if summary["fatal"] or summary["smoke_failed"] else 0
+    # A config that names no server to check is a problem too: CI must not pass on a misplaced file.
+    code = 2 if summary["unreachable"] else 1 if summary["fatal"] or summary["smoke_failed"] or not reports else 0
     return {"version": REPORT_VERSION, "exit_code": code, "summary": summary, "servers": reports}
 
 
