@@ -80,8 +80,8 @@ def _main(argv: list[str]) -> int:
     check = sub.add_parser("check", help="connect the MCP servers of a config, check their tools for every provider "
                            "and run the smoke calls it marks", epilog=JSON_HELP,
                            formatter_class=argparse.RawDescriptionHelpFormatter,
-                           description="Exit 0 when no problem is fatal, 1 when one is (or a smoke call failed, or no server), "
-                           "2 when a server cannot be reached. Each server's `timeout` in the config (seconds, "
+                           description="Exit 0 when no problem is fatal, 1 when one is (or a smoke call failed, "
+                           "or the config names no server), 2 when a server cannot be reached. Each server's `timeout` in the config (seconds, "
                            "default 60) bounds its connecting and listing, and each smoke call.")
     check.add_argument("--mcp-config", required=True, metavar="FILE", help="an mcp.json ({\"mcpServers\": {...}})")
     check.add_argument("--server", action="append", default=[], metavar="NAME",
