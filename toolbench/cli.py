@@ -81,8 +81,9 @@ def _main(argv: list[str]) -> int:
                            "and run the smoke calls it marks", epilog=JSON_HELP,
                            formatter_class=argparse.RawDescriptionHelpFormatter,
                            description="Exit 0 when no problem is fatal, 1 when one is (or a smoke call failed, "
-                           "or the config names no server), 2 when a server cannot be reached. Each server's `timeout` in the config (seconds, "
-                           "default 60) bounds its connecting and listing, and each smoke call.")
+                           "or the config names no server), 2 when a server cannot be reached. Each server's "
+                           "`timeout` in the config (seconds, default 60) bounds its connecting and listing, "
+                           "and each smoke call.")
     check.add_argument("--mcp-config", required=True, metavar="FILE", help="an mcp.json ({\"mcpServers\": {...}})")
     check.add_argument("--server", action="append", default=[], metavar="NAME",
                        help="check only this server (repeatable; default: every server of the file)")
