@@ -119,7 +119,7 @@ def main(argv: list[str]) -> int:
         return 2
     if kept:  # an upgrade must not pass unnoticed behind the user's copies
         print(f"toolbench lab: kept your copies of {', '.join(kept)}, which differ from this version's "
-              "(delete or rename one to get the new one)", flush=True)
+              "(delete or rename one to get the new one)", file=sys.stderr, flush=True)  # stdout: the URL only
     token = secrets.token_hex(24)
     command = jupyter_command(root, ip=args.ip, port=port, extra=extra)
     host = f"[{args.ip}]" if ":" in args.ip else args.ip

@@ -278,7 +278,9 @@ class Invocation:
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Start a coroutine (`arun`, `aturn`, ...) on the bench loop, where this invocation's
         async work runs, and return its future at once: a UI drives a run this way without
-        blocking (cancelling the future cancels the coroutine)."""
+        blocking. Cancelling the future cancels the coroutine, but returns before it has
+        unwound (its cancelled call recorded, its log line written): to wait for that, cancel
+        the task from inside the coroutine, as the chat panel does."""
         return self._kernel.loop.submit(coro)
     @property
     def runs(self) -> list[Run]:
