@@ -221,3 +221,17 @@ def test_a_config_with_no_server_is_a_problem(tmp_path):
     code, out, _ = cli(tmp_path, {}, "check", "--mcp-config", "CONFIG")
     assert code == 1 and out.endswith("0 server(s), 0 unreachable, 0 fatal problem(s), 0 repaired, "
                                       "0 smoke call(s) failed: exit 1\n")
+
+
+def test_timeout_bounds_the_servers_that_set_none(tmp_path):
+    """--timeout is the limit of a server without its own `timeout`: one stuck in its start is
+    unreachable after it (exit 2), not after the default 60 s; a bad value is a usage error."""
+    import time
+
+    started = time.monotonic()
+    code, _, err = cli(tmp_path, {"stuck": fault_server("hangs_in_init")}, "check", "--mcp-config", "CONFIG",
+                       "--timeout", "1.5")
+    assert code == 2 and "mcp.server_timeout" in err and time.monotonic() - started < 30
+    code, _, err = cli(tmp_path, {"stuck": fault_server("hangs_in_init")}, "check", "--mcp-config", "CONFIG",
+                       "--timeout", "-1")
+    assert code == 2 and "a positive number of seconds" in err  # argparse's usage error, no server started

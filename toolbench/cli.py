@@ -82,8 +82,8 @@ def _main(argv: list[str]) -> int:
                            formatter_class=argparse.RawDescriptionHelpFormatter,
                            description="Exit 0 when no problem is fatal, 1 when one is (or a smoke call failed, "
                            "or the config names no server), 2 when a server cannot be reached. Each server's "
-                           "`timeout` in the config (seconds, default 60) bounds its connecting and listing, "
-                           "and each smoke call.")
+                           "`timeout` in the config (seconds; else --timeout, else 60) bounds its connecting "
+                           "and listing, and each smoke call.")
     check.add_argument("--mcp-config", required=True, metavar="FILE", help="an mcp.json ({\"mcpServers\": {...}})")
     check.add_argument("--server", action="append", default=[], metavar="NAME",
                        help="check only this server (repeatable; default: every server of the file)")
@@ -91,6 +91,8 @@ def _main(argv: list[str]) -> int:
     check.add_argument("--workspace", help="the workspace folder (default: a fresh one, removed after)")
     check.add_argument("--scene", choices=("chat", "session"), default="chat")
     check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                       help="the time limit of each server that sets no `timeout` of its own (default 60)")
     check.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema")
 
     sub.add_parser("lab", help="copy the bundled notebooks into --dir D (default ./toolbench-notebooks) and open "
@@ -138,12 +140,22 @@ def _bench_options(command: argparse.ArgumentParser) -> None:
                          help="with --mcp-config: only this server (repeatable)")
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"a positive number of seconds, not {text!r}")
+    return value
+
+
 def _check(bench: Workbench, args: argparse.Namespace) -> int:
     from .cli_bench import unreachable_line
     from .cli_check import render_text, run_check
 
     report = run_check(bench, args.mcp_config, servers=args.server, scene=args.scene,
-                       gemini_schema=args.gemini_schema)
+                       gemini_schema=args.gemini_schema, timeout=args.timeout)
     for server in report["servers"]:
         if server["error"] is not None:
             print(unreachable_line(bench.mcp.info(server["name"])), file=sys.stderr)

@@ -42,13 +42,14 @@ def open_bench(workspace: str | None, profile: str | None, *, seed: int | None =
     return bench
 
 
-def load_servers(bench: Workbench, config: str | Path, only: Sequence[str] = ()) -> list[McpServerInfo]:
+def load_servers(bench: Workbench, config: str | Path, only: Sequence[str] = (),
+                 timeout: float | None = None) -> list[McpServerInfo]:
     """Register the servers of `config` (all, or the ones named in `only`), connect them, allow
     their tools, and return their states (`failed` ones carry a coded diagnostic).
 
     Raises `mcp.config_invalid` for a bad file and `mcp.server_unknown` for a name in `only`
     that the file does not hold."""
-    infos = bench.mcp.load_config(config, connect=False)
+    infos = bench.mcp.load_config(config, connect=False, timeout=timeout)
     names = [info.name for info in infos]
     unknown = [name for name in only if name not in names]
     if unknown:

@@ -98,10 +98,11 @@ def smoke_calls(config: str | Path) -> dict[str, list[SmokeCall]]:
 
 
 def run_check(bench: Workbench, config: str | Path, *, servers: Sequence[str] = (), scene: Scene = "chat",
-              gemini_schema: str = "json-schema") -> dict[str, Any]:
-    """Connect, check and smoke-call; the report (`JSON_HELP` gives its shape)."""
+              gemini_schema: str = "json-schema", timeout: float | None = None) -> dict[str, Any]:
+    """Connect, check and smoke-call; the report (`JSON_HELP` gives its shape). `timeout` is
+    the seconds of each server that gives none in the config."""
     smoke = smoke_calls(config)  # before connecting: a malformed block starts no server
-    infos = load_servers(bench, config, servers)
+    infos = load_servers(bench, config, servers, timeout)
     snapshot = bench.invocation(scene).snapshot
     problems = snapshot.check(schema=gemini_schema)
     reports = [_server_report(bench, info, snapshot, problems, smoke.get(info.name, []), scene)

@@ -186,14 +186,15 @@ CONFIG_TYPES: Mapping[str, _FromConfig] = MappingProxyType({
 _INFERRED = {"command": "stdio", "url": "http"}  # an entry without a `type`
 
 
-def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[ServerOptions]:
+def parse_mcp_json(source: str | Path | Mapping[str, Any], *, timeout: float | None = None) -> list[ServerOptions]:
     """The registration of each server in an `mcp.json` document, in file order.
 
     Accepts a path or the parsed document: `{"mcpServers": {name: {...}}}`, each entry a
     transport's fields (see the module docstring), optionally with `disabled` or `enabled`,
     `timeout` (seconds) and `id`. Other keys other clients use (`autoApprove`, ...) are ignored.
-    A relative `cwd` or `envFile` is taken from the file's folder. Every bad entry is named in
-    one `ToolbenchError("mcp.config_invalid")`."""
+    A relative `cwd` or `envFile` is taken from the file's folder. `timeout` is the seconds of
+    the entries that give none (default `DEFAULT_TIMEOUT`). Every bad entry is named in one
+    `ToolbenchError("mcp.config_invalid")`."""
     base: Path | None = None
     if isinstance(source, str | Path):
         path = Path(source)
@@ -211,7 +212,7 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[ServerOptions
     problems: list[str] = []
     for name, entry in servers.items():
         try:
-            entries.append(_entry_options(str(name), entry, base))
+            entries.append(_entry_options(str(name), entry, base, DEFAULT_TIMEOUT if timeout is None else timeout))
         except ToolbenchError as exc:
             problems.append(exc.message)
     if problems:
@@ -219,7 +220,7 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any]) -> list[ServerOptions
     return entries
 
 
-def _entry_options(name: str, entry: Any, base: Path | None) -> ServerOptions:
+def _entry_options(name: str, entry: Any, base: Path | None, default_timeout: float) -> ServerOptions:
     with _about(name):
         if not isinstance(entry, Mapping):
             raise config_invalid("each server entry must be an object")
@@ -238,4 +239,4 @@ def _entry_options(name: str, entry: Any, base: Path | None) -> ServerOptions:
             raise config_invalid("`enabled` / `disabled` must be true or false")
     timeout = entry.get("timeout")
     return ServerOptions(name, transport, id=entry.get("id"), enabled=enabled and not disabled,
-                         timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
+                         timeout=default_timeout if timeout is None else timeout)

@@ -77,15 +77,17 @@ class McpManager:
         [info] = await self._loop.run_async(self._add([ServerOptions.of(name, **fields)], connect))
         return info
 
-    def load_config(self, source: str | Path | Mapping[str, Any], *, connect: bool = True) -> list[McpServerInfo]:
+    def load_config(self, source: str | Path | Mapping[str, Any], *, connect: bool = True,
+                    timeout: float | None = None) -> list[McpServerInfo]:
         """Register every server of an `mcp.json` document (a path or the parsed object): all or
-        none (`mcp.config_invalid` names every bad entry, `mcp.server_exists` a name taken)."""
-        return self._run(self.aload_config(source, connect=connect))
+        none (`mcp.config_invalid` names every bad entry, `mcp.server_exists` a name taken).
+        `timeout`: the seconds of the entries that give no `timeout` of their own."""
+        return self._run(self.aload_config(source, connect=connect, timeout=timeout))
 
     async def aload_config(
-        self, source: str | Path | Mapping[str, Any], *, connect: bool = True
+        self, source: str | Path | Mapping[str, Any], *, connect: bool = True, timeout: float | None = None
     ) -> list[McpServerInfo]:
-        return await self._loop.run_async(self._add(parse_mcp_json(source), connect))
+        return await self._loop.run_async(self._add(parse_mcp_json(source, timeout=timeout), connect))
 
     async def _add(self, options: list[ServerOptions], connect: bool) -> list[McpServerInfo]:
         """Register all of `options` or none, then connect the enabled ones concurrently."""
