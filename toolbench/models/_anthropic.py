@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._base import ModelReply, send_raw, texts, usage_of, with_options
+from ._base import ChatShapedAdapter, ModelReply, send_raw, texts, usage_of
 
 
 def read_messages(body: Mapping[str, Any]) -> ModelReply:
@@ -14,7 +14,7 @@ def read_messages(body: Mapping[str, Any]) -> ModelReply:
                       stop if isinstance(stop, str) else None)
 
 
-class Anthropic:
+class Anthropic(ChatShapedAdapter):
     """`Anthropic(anthropic.Anthropic(), "claude-sonnet-4-5", max_tokens=1024)`; other options
     (`thinking={"type": "enabled", "budget_tokens": 2048}`, `temperature`, ...) go into every
     request body. Thinking blocks come back in the transcript as they were sent, signature and
@@ -23,26 +23,17 @@ class Anthropic:
     protocol = "anthropic"
 
     def __init__(self, client: Any, model: str, *, max_tokens: int, **options: Any) -> None:
-        self.client, self.model, self.max_tokens, self.options = client, model, max_tokens, options
-
-    def user_message(self, text: str) -> dict[str, Any]:
-        return {"role": "user", "content": text}
+        super().__init__(client, model, **options)
+        self.max_tokens = max_tokens
 
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": list(messages)}
         if system:
             body["system"] = system
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        return with_options(body, self.options)
+        return self.finish(body, tools, tool_choice)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         return await send_raw(self.client.messages.with_raw_response.create, **body)
 
     read = staticmethod(read_messages)
-
-    def __repr__(self) -> str:
-        return f"Anthropic({self.model!r})"

@@ -60,6 +60,31 @@ class Model(Protocol):
         ...
 
 
+class ChatShapedAdapter:
+    """What the OpenAI and Anthropic adapters share: the client and model they were given, the
+    options merged into every body, a user message of plain text content, and the tools and
+    tool choice added the same way (none sent when there are none)."""
+
+    protocol: str
+
+    def __init__(self, client: Any, model: str, **options: Any) -> None:
+        self.client, self.model, self.options = client, model, options
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        return {"role": "user", "content": text}
+
+    def finish(self, body: dict[str, Any], tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
+        """`body` with the tools and the choice, then the adapter's options under the run's fields."""
+        if tools:
+            body["tools"] = list(tools)
+        if tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        return with_options(body, self.options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r})"
+
+
 class ModelError(ToolbenchError):
     """A provider or SDK failure, with the provider's message and, when it gave one, the HTTP status."""
 

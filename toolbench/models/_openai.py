@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._base import ModelReply, first, send_raw, texts, usage_of, with_options
+from ._base import ChatShapedAdapter, ModelReply, first, send_raw, texts, usage_of
 
 
 def read_chat(body: Mapping[str, Any]) -> ModelReply:
@@ -25,65 +25,38 @@ def read_responses(body: Mapping[str, Any]) -> ModelReply:
     return ModelReply(dict(body), text, usage_of(body.get("usage")), status if isinstance(status, str) else None)
 
 
-class OpenAIChat:
+class OpenAIChat(ChatShapedAdapter):
     """Chat Completions: `OpenAIChat(openai.OpenAI(), "gpt-4.1", temperature=0)`; options go
     into every request body as given."""
 
     protocol = "openai"
 
-    def __init__(self, client: Any, model: str, **options: Any) -> None:
-        self.client, self.model, self.options = client, model, options
-
-    def user_message(self, text: str) -> dict[str, Any]:
-        return {"role": "user", "content": text}
-
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
         head = [{"role": "system", "content": system}] if system else []
-        body: dict[str, Any] = {"model": self.model, "messages": [*head, *messages]}
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        return with_options(body, self.options)
+        return self.finish({"model": self.model, "messages": [*head, *messages]}, tools, tool_choice)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         return await send_raw(self.client.chat.completions.with_raw_response.create, **body)
 
     read = staticmethod(read_chat)
 
-    def __repr__(self) -> str:
-        return f"OpenAIChat({self.model!r})"
 
-
-class OpenAIResponses:
+class OpenAIResponses(ChatShapedAdapter):
     """The Responses API: `OpenAIResponses(openai.OpenAI(), "gpt-5", reasoning={"effort": "low"})`.
     To replay reasoning items without server state, pass `store=False,
     include=["reasoning.encrypted_content"]`."""
 
     protocol = "openai-responses"
 
-    def __init__(self, client: Any, model: str, **options: Any) -> None:
-        self.client, self.model, self.options = client, model, options
-
-    def user_message(self, text: str) -> dict[str, Any]:
-        return {"role": "user", "content": text}
-
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "input": list(messages)}
         if system:
             body["instructions"] = system
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        return with_options(body, self.options)
+        return self.finish(body, tools, tool_choice)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         return await send_raw(self.client.responses.with_raw_response.create, **body)
 
     read = staticmethod(read_responses)
-
-    def __repr__(self) -> str:
-        return f"OpenAIResponses({self.model!r})"
