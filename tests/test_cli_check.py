@@ -160,7 +160,9 @@ def test_review_cases_each_get_their_exit_code_and_an_honest_line(tmp_path):
                        {"tool": "weather", "arguments": {"city": "Oslo"}}]}
     profile = tmp_path / "deny.json"
     profile.write_text(json.dumps({"tools": {"deny": ["mcp/demo:weather"]}}), encoding="utf-8")
-    code, out, _ = cli(tmp_path, {"demo": demo_server(timeout=2, toolbench=smoke)}, "check", "--mcp-config",
+    # 10 s: the server must start within it on a loaded machine (importing the SDK alone took 4 s
+    # at load 3), and the 30 s sleep must run it out
+    code, out, _ = cli(tmp_path, {"demo": demo_server(timeout=10, toolbench=smoke)}, "check", "--mcp-config",
                        "CONFIG", "--profile", str(profile))
     assert code == 1
     assert "smoke sleep: error mcp.call_outcome_unknown, FAILED (expected an error)" in out
