@@ -168,18 +168,19 @@ def run(smoke: bool) -> c.Report:
                     f"and {c.fmt_seconds(framing)} more in the caller's loop over the SDK's in-memory JSON-RPC "
                     "transport, which toolbench uses for an in-process server so its wire monitor sees it as it "
                     "sees stdio and HTTP; the two overlap on a thread, so they do not add up")
-        # What the SDK's framing and the thread hop cost the raw client itself is a floor for both
-        # MCP targets: toolbench pays both on every sync call of an in-process server.
+        # The SDK's framing and the thread hop, which toolbench pays on every sync call of an
+        # in-process server, measured on the raw client itself.
         floor = c.ratio(samples, "raw framed thread", "raw")
         share = c.paired_difference(samples, "toolbench", "raw framed thread")
         report.row(case="MCP echo (in-process)", toolbench=toolbench,
                    baseline=c.fmt_seconds(c.median(samples["raw framed thread"])),
                    baseline_is="raw mcp.Client, loop thread, JSON-RPC in memory", overhead=c.fmt_seconds(share),
                    ratio=f"{c.ratio(samples, 'toolbench', 'raw framed thread'):.2f}x")
-        report.note(f"the raw client framed as toolbench's is already {floor:.2f}x the unframed one on a loop thread "
-                    f"and {c.fmt_seconds(c.paired_difference(samples, 'raw framed thread', 'raw in loop'))} over it "
-                    "in the caller's loop: that is the floor of both MCP targets, as long as an in-process server "
-                    f"goes over the wire; toolbench's own share is the last row's {c.fmt_seconds(share)}")
+        report.note(f"the raw client framed as toolbench's costs {floor:.2f}x the unframed one on a loop thread and "
+                    f"{c.fmt_seconds(c.paired_difference(samples, 'raw framed thread', 'raw in loop'))} more than "
+                    "the unframed one in the caller's loop: the floor of the caller's-loop target for a sync caller "
+                    "of a server on the wire; toolbench's own share is the last row's "
+                    f"{c.fmt_seconds(share)}")
     report.target("toolbench's own overhead per call (median)", overhead * 1e6, 100, "µs",
                   shown=c.fmt_seconds(overhead))
     report.target("MCP call vs raw mcp.Client", r, 1.2, "x", shown=f"{r:.2f}x")
