@@ -1,7 +1,7 @@
 """Call overhead: `inv.call` of a no-op extension tool against calling the function directly, and a
 toolbench MCP call against raw `mcp.Client` calls of the same in-process server.
 
-Three raw baselines, each what some user of the raw SDK pays:
+Four raw baselines, each what some user of the raw SDK pays:
 
 - on a loop thread, called from synchronous code (the way toolbench itself is driven);
 - in the caller's own event loop (`asyncio.run` of a loop of `await client.call_tool(...)`,
@@ -9,7 +9,9 @@ Three raw baselines, each what some user of the raw SDK pays:
   dispatches in-process without JSON-RPC framing;
 - the same, over the SDK's in-memory JSON-RPC transport, which toolbench uses for an in-process
   server (so the monitor sees the wire as it does for stdio and HTTP): the difference between
-  the last two is the framing, the rest is toolbench's own.
+  the last two is the framing;
+- on a loop thread over that in-memory transport: framing and hop, as toolbench pays them, so
+  the difference to toolbench is toolbench's own.
 
 Rounds are interleaved (one sample of each case per round, the order rotated), as `_common` does.
 """
@@ -29,10 +31,12 @@ ARGS = {"text": "hi"}
 
 
 class _RawClient:
-    """A raw `mcp.Client` on the demo server, kept open on an event loop in a thread."""
+    """A raw `mcp.Client` on the demo server, kept open on an event loop in a thread (`framed`:
+    over the SDK's in-memory JSON-RPC transport, as toolbench connects an in-process server)."""
 
-    def __init__(self) -> None:
+    def __init__(self, framed: bool = False) -> None:
         from mcp import Client
+        from mcp.client._memory import InMemoryTransport
 
         from toolbench.examples.demo_mcp import build_server
 
@@ -43,7 +47,8 @@ class _RawClient:
         self._stop = asyncio.Event()
 
         async def hold() -> None:
-            async with Client(build_server()) as client:
+            server = build_server()
+            async with Client(InMemoryTransport(server) if framed else server) as client:
                 opened.set_result(client)
                 await self._stop.wait()
 
@@ -129,16 +134,18 @@ def run(smoke: bool) -> c.Report:
         report.row(case="no-op extension tool", toolbench=c.fmt_seconds(c.median(samples["inv.call"])),
                    baseline=c.fmt_seconds(c.median(samples["direct"])), baseline_is="direct call",
                    overhead=c.fmt_seconds(overhead), ratio="")
-        raw = _RawClient()
+        raw, raw_framed = _RawClient(), _RawClient(framed=True)
         try:
             mcp_inner = max(1, inner // 10)
             samples = _rounds(
-                {"toolbench": lambda: inv.call(echo, ARGS), "raw": lambda: raw.call("echo", ARGS)},
+                {"toolbench": lambda: inv.call(echo, ARGS), "raw": lambda: raw.call("echo", ARGS),
+                 "raw framed thread": lambda: raw_framed.call("echo", ARGS)},
                 {"raw in loop": lambda n: _in_caller_loop(False, n), "raw framed": lambda n: _in_caller_loop(True, n)},
                 repeats=repeats, inner=mcp_inner,
             )
         finally:
             raw.close()
+            raw_framed.close()
         toolbench = c.fmt_seconds(c.median(samples["toolbench"]))
         r = c.ratio(samples, "toolbench", "raw")
         report.row(case="MCP echo (in-process)", toolbench=toolbench,
@@ -161,6 +168,19 @@ def run(smoke: bool) -> c.Report:
                     f"and {c.fmt_seconds(framing)} more in the caller's loop over the SDK's in-memory JSON-RPC "
                     "transport, which toolbench uses for an in-process server so its wire monitor sees it as it "
                     "sees stdio and HTTP; the two overlap on a thread, so they do not add up")
+        # The SDK's framing and the thread hop, which toolbench pays on every sync call of an
+        # in-process server, measured on the raw client itself.
+        floor = c.ratio(samples, "raw framed thread", "raw")
+        share = c.paired_difference(samples, "toolbench", "raw framed thread")
+        report.row(case="MCP echo (in-process)", toolbench=toolbench,
+                   baseline=c.fmt_seconds(c.median(samples["raw framed thread"])),
+                   baseline_is="raw mcp.Client, loop thread, JSON-RPC in memory", overhead=c.fmt_seconds(share),
+                   ratio=f"{c.ratio(samples, 'toolbench', 'raw framed thread'):.2f}x")
+        report.note(f"the raw client framed as toolbench's costs {floor:.2f}x the unframed one on a loop thread and "
+                    f"{c.fmt_seconds(c.paired_difference(samples, 'raw framed thread', 'raw in loop'))} more than "
+                    "the unframed one in the caller's loop: the floor of the caller's-loop target for a sync caller "
+                    "of a server on the wire; toolbench's own share is the last row's "
+                    f"{c.fmt_seconds(share)}")
     report.target("toolbench's own overhead per call (median)", overhead * 1e6, 100, "µs",
                   shown=c.fmt_seconds(overhead))
     report.target("MCP call vs raw mcp.Client", r, 1.2, "x", shown=f"{r:.2f}x")
