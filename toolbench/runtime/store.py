@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import re
 import threading
 from collections.abc import Mapping
@@ -36,13 +35,20 @@ _READABLE = re.compile(r"round-\d+-call_[0-9a-f]{16}\.txt")  # an externalised r
 
 
 class Store:
-    """Writes the runtime files of one workspace; record files on a background writer thread."""
+    """Writes the runtime files of one workspace; record files on a background writer thread.
+
+    A call only appends to a list: the writer is woken by the first item of a burst (and by
+    `flush`, `close` or a full list), then watches the count until the calls pause. Waking it
+    on every item cost a thread switch per record file, twice per call."""
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = workspace
-        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        self._pending = 0
-        self._idle = threading.Condition()
+        self._items: list[tuple[str, Any]] = []
+        self._queued = 0  # items ever queued: the writer sees the calls pause when it stops moving
+        self._pending = 0  # queued and not yet written
+        self._now = False  # flush or close asks for the queue now, not after the pause
+        self._closing = False
+        self._cond = threading.Condition()
         self._errors: list[ToolbenchError] = []
         self._thread: threading.Thread | None = None
 
@@ -51,7 +57,6 @@ class Store:
 
     def path(self, relative: str) -> Path:
         return self.workspace / relative
-
     def recover(self, invocation_id: str, logged: dict[str, tuple[Any, Any]]) -> int:
         """Mend an invocation's record files after a crash; return the highest round they name.
 
@@ -98,74 +103,77 @@ class Store:
 
     def write_later(self, relative: str, value: Any) -> None:
         """Queue a write-once pretty JSON file of `value` (path and JSON made on the writer thread)."""
-        self._put(("file", relative, value))
-
-    def _put(self, item: tuple[Any, ...]) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._drain, name="toolbench-writer", daemon=True)
-            self._thread.start()
-        with self._idle:
+        with self._cond:
+            self._items.append((relative, value))
+            self._queued += 1
             self._pending += 1
-        self._queue.put(item)
+            if len(self._items) == 1 or len(self._items) >= MAX_DEFERRED:
+                self._cond.notify_all()
+        if self._thread is None:
+            self._start()
+
+    def _start(self) -> None:
+        with self._cond:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._drain, name="toolbench-writer", daemon=True)
+        self._thread.start()
 
     def flush(self) -> None:
-        """Wait until every queued file and log line is written; raise the first failure."""
-        with self._idle:
-            done = self._idle.wait_for(lambda: self._pending == 0, timeout=60)
+        """Wait until every queued file is written; raise the first failure."""
+        with self._cond:
+            self._now = True
+            self._cond.notify_all()
+            done = self._cond.wait_for(lambda: self._pending == 0, timeout=60)
+            self._now = False
         if not done:
             raise ToolbenchError("storage.write_failed",
                                  f"{self._pending} record writes still pending after 60 s; the disk may be stalled")
-        if self._errors:
-            errors, self._errors = self._errors, []
-            raise errors[0]
+        self._raise_first()
 
     def _drain(self) -> None:
         # Record files wait until the calls pause (IDLE_SECONDS without a new item) or
         # MAX_DEFERRED pile up: creating a file costs more than a whole call, and writing them
         # between calls would compete with the calls.
-        deferred: list[tuple[Any, ...]] = []
         while True:
-            try:
-                first = self._queue.get(timeout=IDLE_SECONDS if deferred else None)
-            except queue.Empty:
-                self._settle(self._write(deferred))
-                deferred = []
-                continue
-            batch = [first]
-            while not self._queue.empty() and len(batch) < 1024:
-                batch.append(self._queue.get_nowait())
-            for item in batch:
-                if item is None:
-                    self._settle(self._write(deferred))
-                    return
-                deferred.append(item)
-            if len(deferred) >= MAX_DEFERRED:
-                self._settle(self._write(deferred))
-                deferred = []
+            with self._cond:
+                self._cond.wait_for(lambda: self._items or self._closing)
+                while not (self._now or self._closing or len(self._items) >= MAX_DEFERRED):
+                    seen = self._queued
+                    self._cond.wait(IDLE_SECONDS)
+                    if self._queued == seen:
+                        break
+                items, self._items = self._items, []
+                stop = self._closing and not items
+            if stop:
+                return
+            self._write(items)
+            with self._cond:
+                self._pending -= len(items)
+                self._cond.notify_all()
 
-    def _write(self, items: list[tuple[Any, ...]]) -> int:
-        for _, relative, value in items:
+    def _write(self, items: list[tuple[str, Any]]) -> None:
+        for relative, value in items:
             try:
                 write_once(self.path(relative), json_bytes(value, indent=2) + b"\n")
             except ToolbenchError as exc:
                 self._errors.append(exc)
             except Exception as exc:
                 self._errors.append(ToolbenchError("storage.write_failed", f"cannot write {relative}: {exc}"))
-        return len(items)
-
-    def _settle(self, count: int) -> None:
-        if count:
-            with self._idle:
-                self._pending -= count
-                self._idle.notify_all()
 
     def close(self) -> None:
         """Write what is queued and stop the writer; then raise the first failure, if any."""
         if self._thread is None:
             return
-        self._queue.put(None)  # after everything queued: the writer writes it all, then stops
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
         self._thread.join(timeout=60)
         self._thread = None
+        self._closing = False
+        self._raise_first()
+
+    def _raise_first(self) -> None:
         if self._errors:
             errors, self._errors = self._errors, []
             raise errors[0]
