@@ -87,6 +87,17 @@ def test_display_of_a_bench_shows_the_app(bench, monkeypatch):
     assert isinstance(shown[0], WorkbenchApp)
 
 
+def test_display_of_a_closed_bench_says_so_without_a_traceback(tmp_path, capsys):
+    from toolbench import Workbench
+
+    bench = Workbench(tmp_path)
+    bench.close()
+    bench._ipython_display_()  # raised bench.closed from the app's first invocation
+    out = capsys.readouterr().out
+    assert out.startswith(f"Workbench(workspace={str(tmp_path.resolve())!r}, profile='default', closed)")
+    assert "this bench is closed: open a new Workbench" in out
+
+
 def test_importing_toolbench_does_not_import_ipywidgets():
     code = "import sys, toolbench; assert 'ipywidgets' not in sys.modules, 'ipywidgets imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

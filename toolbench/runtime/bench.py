@@ -265,6 +265,9 @@ class Workbench:
         (the widgets' whole app, `toolbench/widgets/_display.py`), else the repr."""
         from importlib.metadata import entry_points
 
+        if self.closed:  # the app would need a live bench; the display hook must not raise
+            print(f"{self!r}\n(this bench is closed: open a new Workbench to show the app)")
+            return
         for entry in entry_points(group="toolbench.display", name="workbench"):
             try:
                 show = entry.load()
@@ -276,7 +279,8 @@ class Workbench:
         print(f"{self!r}\n(no widgets registered: reinstall toolbench, e.g. `pip install -e .`, to show the app)")
 
     def __repr__(self) -> str:
-        return f"Workbench(workspace={str(self.workspace)!r}, profile={self.profile.name!r})"
+        state = ", closed" if self.closed else ""
+        return f"Workbench(workspace={str(self.workspace)!r}, profile={self.profile.name!r}{state})"
 
 
 # Demo workspaces of benches still open when the process ends (a notebook keeps its bench open
