@@ -85,6 +85,9 @@ def test_a_changed_tool_fails_with_the_snapshot_diff(pytester: pytest.Pytester) 
     result.stdout.fnmatch_lines(["*tool list differs from golden file*tools.json*",
                                  "~ description of `*greet` changed",
                                  "~ schema of `*greet` changed at /properties/loud",
+                                 "--- golden", "+++ current",
+                                 '-    "description": "Say hello.",',
+                                 '+    "description": "Say hello, loudly.",',
                                  f"*{UPDATE_OPTION}*"])
 
 

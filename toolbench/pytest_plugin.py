@@ -15,7 +15,8 @@ pytest: only pytest imports this module.
 
 - `toolbench_bench`: `Workbench(workspace=tmp_path)` on the default profile, closed after the test.
 - `assert_golden(snapshot, name)`: compares `snapshot.golden()` with `golden/<name>`; a missing or
-  different file fails the test with what changed (`snapshot.diff`'s readable lines).
+  different file fails the test with what changed (`snapshot.diff`'s readable lines, then the
+  golden text's diff: the old and new descriptions and schemas).
   `pytest --toolbench-update-golden` writes the files instead.
 - `toolbench_call(call_name, arguments=MISSING, *, code=None, scene="chat")`: runs one call on
   `toolbench_bench` in a fresh invocation, asserts its code (`assert_code`) and returns the result.
@@ -36,6 +37,7 @@ from toolbench.protocols import diff as tool_list_diff
 
 UPDATE_OPTION = "--toolbench-update-golden"
 GOLDEN_DIR = "golden"
+DIFF_LINES = 60  # of the golden text's diff in a failure: enough for a few tools' changes
 
 
 class HasGolden(Protocol):
@@ -99,12 +101,15 @@ def compare_golden(snapshot: HasGolden, path: Path, *, update: bool) -> None:
         return
     # From the stored list to the current one, so an added tool reads "+ added".
     try:
-        changes = str(tool_list_diff(stored, current))
+        summary = str(tool_list_diff(stored, current))
     except (ToolbenchError, TypeError, AttributeError, KeyError):  # a golden file of another shape
-        changes = "no changes"
-    if changes == "no changes":  # a change the tool-list diff does not name (a ToolId, say)
-        changes = "".join(difflib.unified_diff(stored_text.splitlines(True), text.splitlines(True),
-                                               "golden", "current"))
+        summary = "no changes"
+    # The summary names what changed, the text diff shows it (the old and new description).
+    lines = list(difflib.unified_diff(stored_text.splitlines(), text.splitlines(), "golden", "current",
+                                      n=1, lineterm=""))
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"... ({len(lines) - DIFF_LINES} more diff lines)"]
+    changes = "\n".join(lines) if summary == "no changes" else summary + "\n\n" + "\n".join(lines)
     pytest.fail(f"the tool list differs from golden file {path}:\n{changes}\n"
                 f"(run pytest {UPDATE_OPTION} to accept it)", pytrace=False)
 
