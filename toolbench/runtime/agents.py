@@ -259,8 +259,6 @@ class AgentsService:
                     await held.enter_async_context(task.child.turn)
                 if slots is not None:
                     await held.enter_async_context(slots)
-                if task.child is not None:
-                    agent_roster.begin(task, task.agent.model or self.model)
                 await self._drive(task)
         except asyncio.CancelledError:  # cancelled while waiting for its turn or a slot
             if task.status in ACTIVE:
@@ -375,8 +373,11 @@ class AgentsService:
     async def _drive(self, task: _Task) -> None:
         """Run the child loop (`agent_drive.drive`) and settle the task with its outcome."""
         task.status = "running"
+        model = task.agent.model or self.model
         try:
-            out = await drive(task, task.agent.model or self.model, task.agent.max_rounds or self.max_rounds)
+            if task.child is not None:  # its context now: what the child's earlier runs left
+                agent_roster.begin(task, model)
+            out = await drive(task, model, task.agent.max_rounds or self.max_rounds)
             self._settle(task, out.status, out.code, out.message)
         except asyncio.CancelledError:
             self._settle(task, "cancelled", "agent.task_cancelled", "The task was cancelled before it returned.")
