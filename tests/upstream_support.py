@@ -196,16 +196,25 @@ def concurrency_cap(make_bench: Any, tmp_path: Path) -> None:
 
 @scenario
 def same_id_while_running(make_bench: Any, tmp_path: Path) -> None:
-    # known mismatch: upstream queues the second run; toolbench refuses it while the first runs
+    # upstream queues the second run of a busy id after the first (one run per id at a time);
+    # another child meanwhile runs at once
     bench, inv = _bench(make_bench, tmp_path)
-    model = GatedModel([RETURN])
+    model = PerChild({"same-agent": [[("task_return", {"summary": "report:1"})], RETURN], "other": [RETURN]},
+                     gated=["same-agent"])
     bench.agents.model = model
-    _delegate(inv, {"id": "same-agent", "prompt": "first"})
-    model.wait_asked()
-    second = inv.call("agent_delegate", {"agents": [{"id": "same-agent", "prompt": "second"}]})
-    assert second.is_error and second.error_code == "agent.child_busy"
+    (first,) = _delegate(inv, {"id": "same-agent", "prompt": "first"})
+    model.wait_asked(1)
+    (second,) = _delegate(inv, {"id": "same-agent", "prompt": "second"})
+    _delegate(inv, {"id": "other", "prompt": "elsewhere"})
+    model.wait_asked(2)  # the other child was asked; the second run of same-agent still waits
+    assert model.asked == ["same-agent", "other"] and bench.agents.task(second["taskId"])["status"] == "pending"
     model.release()
-    bench.agents.wait(timeout=WAIT)
+    views = bench.agents.wait(timeout=WAIT)
+    assert [v["status"] for v in views] == ["completed"] * 3 and model.asked.count("same-agent") == 2
+    resumed = model.requests("same-agent")[1]  # it runs with the context the first run left
+    assert "report:1" in json.dumps(resumed.messages) and _users(resumed)[-1].endswith("second")
+    (child, _) = bench.agents.roster()
+    assert child["tasks"] == [first["taskId"], second["taskId"]]
 
 
 @scenario
@@ -278,21 +287,74 @@ def resume_keeps_context(make_bench: Any, tmp_path: Path) -> None:
     assert child["tasks"] == [first["taskId"], second["taskId"]]
 
 
-@scenario
-def reopen_forgets_roster(make_bench: Any, tmp_path: Path) -> None:
-    # known mismatch: upstream hydrates identities and contexts from its store in a new session
-    bench, inv = _bench(make_bench, tmp_path)
-    bench.agents.model = always_return()
-    _delegate(inv, {"id": "sage", "prompt": "collect wisdom", "name": "Sage"})
-    bench.agents.wait(timeout=WAIT)
+def _reopen(make_bench: Any, bench: Any, model: Any) -> Any:
     bench.close()
     again = make_bench("ws", profile=parent_profile("builtin:workspace.write_file"), seed=1)
-    model = ScriptedModel([RETURN])
     again.agents.model = model
-    assert again.agents.roster() == []
-    _delegate(again.invocation(id="inv_again"), {"id": "sage", "prompt": "share wisdom", "name": "Other"})
+    return again
+
+
+def _roster_file(tmp_path: Path) -> Path:
+    return tmp_path / "ws" / ".toolbench" / "agents" / "roster.json"
+
+
+@scenario
+def reopen_resumes_roster(make_bench: Any, tmp_path: Path) -> None:
+    # upstream hydrates identities and the latest run per agent from its store (ready(), loadRun)
+    bench, inv = _bench(make_bench, tmp_path)
+    bench.agents.model = ScriptedModel([[("task_return", {"summary": "report:1"})]])
+    _delegate(inv, {"id": "sage", "prompt": "collect wisdom", "name": "Sage"})
+    bench.agents.wait(timeout=WAIT)
+    model = ScriptedModel([RETURN])
+    again = _reopen(make_bench, bench, model)
+    (child,) = again.agents.roster()
+    assert (child["id"], child["name"], child["mode"], child["status"], child["tasks"]) == (
+        "sage", "Sage", "readonly", "completed", [])
+    parent = again.invocation(id="inv_again")
+    clash = parent.call("agent_delegate", {"agents": [{"id": "sage", "prompt": "x", "name": "Other"}]})
+    assert clash.is_error and clash.error_code == "agent.identity_conflict"
+    (task,) = _delegate(parent, {"id": "SAGE", "prompt": "share wisdom"})
     again.agents.wait(timeout=WAIT)
-    assert [m["role"] for m in model.requests[0].messages] == ["system", "user"]  # a new child
+    seen = model.requests[0]
+    assert any("collect wisdom" in u for u in _users(seen)) and "report:1" in json.dumps(seen.messages)
+    assert _users(seen)[-1].endswith("share wisdom") and "Your name: Sage" in seen.messages[0]["content"]
+    assert again.agents.roster()[0]["tasks"] == [task["taskId"]] and again.agents.notices == ()
+
+
+@scenario
+def stored_context_version(make_bench: Any, tmp_path: Path) -> None:
+    bench, inv = _bench(make_bench, tmp_path)
+    bench.agents.model = always_return()
+    _delegate(inv, {"id": "old-timer", "prompt": "ancient task", "name": "Old Timer", "role": "Legacy"})
+    bench.agents.wait(timeout=WAIT)
+    bench.close()
+    stored = json.loads(_roster_file(tmp_path).read_text())
+    stored["children"][0]["context"]["schemaVersion"] = 0  # a context another version wrote
+    _roster_file(tmp_path).write_text(json.dumps(stored))
+    model = ScriptedModel([RETURN])
+    again = _reopen(make_bench, bench, model)
+    _delegate(again.invocation(id="inv_again"), {"id": "old-timer", "prompt": "modern task"})
+    again.agents.wait(timeout=WAIT)
+    messages = model.requests[0].messages
+    assert [m["role"] for m in messages] == ["system", "user"] and "ancient task" not in json.dumps(messages)
+    assert messages[1]["content"].endswith("modern task") and "Your name: Old Timer" in messages[0]["content"]
+    assert again.agents.notices == ()
+
+
+@scenario
+def roster_write_fails(make_bench: Any, tmp_path: Path) -> None:
+    bench, inv = _bench(make_bench, tmp_path)
+    _roster_file(tmp_path).mkdir(parents=True)  # a folder where the file goes: every write fails
+    model = ScriptedModel([[("task_return", {"summary": "report:1"})], RETURN])
+    bench.agents.model = model
+    _delegate(inv, {"id": "scribe", "prompt": "note it"})
+    (view,) = bench.agents.wait(timeout=WAIT)
+    assert view["status"] == "completed"
+    assert [n.code for n in bench.agents.notices] == ["agent.roster_unreadable", "agent.roster_write_failed"]
+    _delegate(inv, {"id": "scribe", "prompt": "go on"})  # the roster in memory is whole: it resumes
+    bench.agents.wait(timeout=WAIT)
+    assert "report:1" in json.dumps(model.requests[1].messages)
+    assert [c["status"] for c in bench.agents.roster()] == ["completed"] and len(bench.agents.notices) == 3
 
 
 @scenario

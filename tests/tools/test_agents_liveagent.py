@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from agents_support import WAIT, GatedModel, parent_profile, returning
 
-from toolbench.core.agents import MAX_CHILDREN, Known, agents_batch_issues, batch_concurrency
+from toolbench.core.agents import MAX_CHILDREN, Known, agents_batch_issues, batch_concurrency, normalize_entry
 from toolbench.core.errors import CODES
 from toolbench.testing import ScriptedModel
 
@@ -41,9 +41,10 @@ def codes(entries, roster=None, templates=("general",), active=0, git=False):
 # --- the pure rules -----------------------------------------------------------------------
 def test_every_new_code_is_listed():
     for code in ("agent.duplicate_agent_id", "agent.unknown_template", "agent.identity_conflict",
-                 "agent.child_busy", "agent.worktree_unavailable", "agent.output_path_outside_workspace",
-                 "agent.worktree_failed"):
+                 "agent.roster_unreadable", "agent.roster_write_failed", "agent.worktree_unavailable",
+                 "agent.output_path_outside_workspace", "agent.worktree_failed"):
         assert code in CODES
+    assert "agent.child_busy" not in CODES  # a busy child's next run waits for it (upstream's per-id queue)
 
 
 def test_a_good_batch_has_no_issues():
@@ -77,9 +78,14 @@ def test_an_existing_identity_cannot_change():
     assert issue.code == "agent.identity_conflict" and "name, role" in issue.message and "`A1`" in issue.message
 
 
-def test_a_child_still_working_cannot_be_resumed():
-    roster = {"a1": Known("a1", {"template": "general"}, "readonly", busy=True)}
-    assert codes([entry("a1")], roster) == [("agent.child_busy", 1)]
+def test_entry_strings_are_trimmed_and_blank_ones_dropped():
+    raw = {"id": " a1 ", "prompt": " go ", "name": "  ", "role": " critic ", "resume": False, "mode": ""}
+    once = normalize_entry(raw)
+    assert once == {"id": "a1", "prompt": "go", "role": "critic", "resume": False}
+    assert normalize_entry(once) == once  # idempotent
+    roster = {"a1": Known("A1", {"name": "Ann", "role": "critic", "identity": None, "template": "general"},
+                          "readonly")}
+    assert codes([normalize_entry({**raw, "name": " Ann "})], roster) == []
 
 
 def test_worktree_mode_needs_a_git_repository():
@@ -159,15 +165,15 @@ def test_unknown_entry_keys_and_bad_types_are_refused_by_the_schema(parent):
         assert result.is_error and result.error_code == "tool.invalid_arguments"
 
 
-def test_a_running_child_is_not_resumed(bench, parent):
-    model = GatedModel([[("task_return", {"summary": "one"})]])
+def test_a_running_child_runs_again_after_its_current_run(bench, parent):
+    model = GatedModel([[("task_return", {"summary": "one"})], [("task_return", {"summary": "two"})]])
     bench.agents.model = model
     assert not spawn(parent, entry("scout")).is_error
     model.wait_asked()
-    result = spawn(parent, entry("scout"))
-    assert result.is_error and result.error_code == "agent.child_busy"
+    queued = spawn(parent, entry("scout"))
+    assert not queued.is_error and queued.structured["tasks"][0]["status"] == "pending"
     model.release()
-    bench.agents.wait(timeout=WAIT)
+    assert [t["summary"] for t in bench.agents.wait(timeout=WAIT)] == ["one", "two"]
 
 
 def test_a_template_without_a_model_is_refused(make_bench):

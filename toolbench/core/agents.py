@@ -131,12 +131,32 @@ def batch_issues(entries: Sequence[Mapping[str, Any]], *, agents: Collection[str
 @dataclass(frozen=True, slots=True)
 class Known:
     """A child already on the roster: its canonical id, identity (IDENTITY's fields; template is
-    the canonical template id), last mode, and whether it is pending or running now."""
+    the canonical template id) and last mode. A child still working is known too: a new entry
+    for it runs after its current run (the service queues runs per child)."""
 
     id: str
     identity: Mapping[str, str | None]
     mode: str
-    busy: bool = False
+
+
+# An entry's text fields upstream reads with optionalString (utils.ts): trimmed, a blank one absent.
+ENTRY_TEXT: Final = ("id", "prompt", *IDENTITY, "mode", "apply_policy")
+
+
+def normalize_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A LiveAgent-form entry as upstream reads it (validate.ts parseSubagentBatch with
+    utils.ts optionalString): each ENTRY_TEXT string trimmed, and left out when blank, so a
+    blank creation field is no identity conflict and ` scout ` names `scout`. Idempotent;
+    other fields and non-strings are kept as given (the checks refuse what is wrong)."""
+    out = dict(entry)
+    for key in ENTRY_TEXT:
+        value = out.get(key)
+        if isinstance(value, str):
+            if value.strip():
+                out[key] = value.strip()
+            else:
+                del out[key]
+    return out
 
 
 def batch_concurrency(count: int, value: float | None) -> int:
@@ -202,7 +222,8 @@ def resolve_template(value: str, templates: Sequence[str]) -> str | None:
 def agents_batch_issues(entries: Sequence[Mapping[str, Any]], *, roster: Mapping[str, Known],
                         templates: Sequence[str], active: int,
                         has_model: Callable[[str], bool], git_repository: bool = False) -> list[Issue]:
-    """Every problem of a LiveAgent-form batch (`agents: [{id, prompt, ...}]`, reference §8).
+    """Every problem of a LiveAgent-form batch (`agents: [{id, prompt, ...}]`, reference §8);
+    the caller passes each entry through `normalize_entry` first.
 
     `roster` maps a casefolded child id to what is known of it; `templates` are the enabled
     template ids; `active` the children pending or running; `git_repository` whether the
@@ -243,8 +264,6 @@ def agents_batch_issues(entries: Sequence[Mapping[str, Any]], *, roster: Mapping
             if differ:
                 add("agent.identity_conflict", f"`{known.id}` exists with a different {', '.join(differ)}: "
                     "the identity is fixed when an id is first created (leave those fields out, or use a new id)")
-            if known.busy:
-                add("agent.child_busy", f"`{known.id}` is still working on a task; await it first")
         mode = entry_mode(entry, known)
         if mode not in MODES:
             add("tool.invalid_arguments", f"`mode` must be one of {', '.join(MODES)}")

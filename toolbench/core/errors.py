@@ -190,7 +190,10 @@ CODES: dict[str, str] = {
     "agent.duplicate_agent_id": "a delegate batch names the same child id twice (compared case-insensitively)",
     "agent.unknown_template": "a delegate entry names a template that is not enabled in bench.agents",
     "agent.identity_conflict": "a delegate entry gives a name, role, identity or template other than the child's",
-    "agent.child_busy": "a delegate entry resumes a child that is still pending or running",
+    "agent.roster_unreadable": "the stored sub-agent roster (.toolbench/agents/roster.json) is torn, corrupt or "
+    "of another version: the bench starts a fresh roster, and the next child's run replaces the file (notice)",
+    "agent.roster_write_failed": "the sub-agent roster could not be written when a child's run ended; the bench "
+    "keeps it in memory (notice)",
     "agent.worktree_unavailable": "a delegate entry asks for mode worktree but the workspace is not a git "
     "repository with a commit",
     "agent.output_path_outside_workspace": "an allowed_output_paths entry is absolute or leaves the workspace",

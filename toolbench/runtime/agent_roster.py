@@ -8,18 +8,25 @@ one answers the numbered issues, the roster and the enabled templates. Mode `rea
 default) gives the child the read-only tools and memory in read-only mode; `worktree` runs it
 with the file and shell tools in a git worktree of the workspace (`runtime.worktrees`), whose
 changes are applied or kept as the entry's `apply_policy` says when the child settles.
+
+Runs of one child go one at a time, in the order they were asked for (upstream's per-id run
+queue): a batch naming a child that is still working is accepted, and its run starts after the
+current one, from the context that one left (`begin`). Other children run meanwhile. The roster
+is durable (`runtime.agent_store`): written when a child's run ends, read when a bench first
+needs it, so a reopened bench resumes its children by id.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.agents import (
-    ACTIVE,
     DEFAULT_TEMPLATE,
     IDENTITY,
     Known,
@@ -27,11 +34,12 @@ from ..core.agents import (
     allowed_paths,
     batch_concurrency,
     entry_mode,
+    normalize_entry,
     resolve_template,
 )
 from ..core.errors import ToolbenchError, ToolError
-from . import worktrees
-from .agent_loop import opening, readonly_profile
+from . import agent_store, worktrees
+from .agent_loop import AnyModel, as_model, opening, readonly_profile
 
 if TYPE_CHECKING:
     from .agents import AgentSpec, AgentsService, _Task
@@ -39,22 +47,71 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class Child:
-    """A roster child: its canonical id, fixed identity, last mode, private context and tasks."""
+    """A roster child: its canonical id, fixed identity, last mode, private context and tasks
+    (this bench's; `stored_status` is its last status as a reopened bench read it)."""
 
     id: str
     identity: dict[str, str | None]
     mode: str = "readonly"
     messages: list[dict[str, Any]] = field(default_factory=list)  # its conversation so far (provider messages)
     system: str = ""  # its system prompt, fixed with its identity
+    protocol: str | None = None  # the protocol its messages are in
     tasks: list[str] = field(default_factory=list)
+    stored_status: str = "idle"
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock)  # held by the run under way: one at a time
 
     def view(self, status: str) -> dict[str, Any]:
         return {"id": self.id, **self.identity, "mode": self.mode, "status": status, "tasks": list(self.tasks)}
 
 
+class Roster:
+    """The roster children of one bench (casefolded id -> child), read from the workspace's stored
+    roster when first needed, and the notices of reading and writing that file."""
+
+    def __init__(self, workspace: Path) -> None:
+        self._workspace = workspace
+        self._children: dict[str, Child] | None = None
+        self.notices: list[agent_store.Notice] = []
+
+    @property
+    def children(self) -> dict[str, Child]:
+        if self._children is None:
+            stored, notice = agent_store.load(self._workspace)
+            self._children = hydrate(stored)
+            self._note(notice)
+        return self._children
+
+    def save(self, children: Sequence[agent_store.StoredChild]) -> None:
+        """Write the file now; a failure is a notice (the roster stays in memory)."""
+        self._note(agent_store.save(self._workspace, children))
+
+    def _note(self, notice: agent_store.Notice | None) -> None:
+        if notice is not None:
+            self.notices.append(notice)
+
+
 def roster(svc: AgentsService) -> list[dict[str, Any]]:
     """Every child created in the LiveAgent form, with its identity and its last task's status."""
-    return [c.view(svc._tasks[c.tasks[-1]].status if c.tasks else "idle") for c in svc._children.values()]
+    return [c.view(_status(svc, c)) for c in svc._roster.children.values()]
+
+def _status(svc: AgentsService, child: Child) -> str:
+    return svc._tasks[child.tasks[-1]].status if child.tasks else child.stored_status
+
+def hydrate(stored: Sequence[agent_store.StoredChild]) -> dict[str, Child]:
+    """The roster a reopened bench starts with (casefolded id -> child)."""
+    out: dict[str, Child] = {}
+    for s in stored:
+        ctx = s.context
+        out[s.id.casefold()] = Child(s.id, dict(s.identity), s.mode, stored_status=s.status,
+                                     messages=list(ctx.messages) if ctx else [], system=ctx.system if ctx else "",
+                                     protocol=ctx.protocol if ctx else None)
+    return out
+
+def stored(svc: AgentsService) -> list[agent_store.StoredChild]:
+    """The roster as the file keeps it: each child's identity, mode, status and context."""
+    return [agent_store.StoredChild(c.id, dict(c.identity), c.mode, _status(svc, c),
+                                    agent_store.Context(c.protocol, c.system, tuple(c.messages)) if c.messages
+                                    else None) for c in svc._roster.children.values()]
 
 def name(task: _Task) -> str:
     """How a task is named to the others: its roster child's id, else its task id."""
@@ -77,9 +134,9 @@ def templates(svc: AgentsService) -> list[dict[str, str]]:
 async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[Mapping[str, Any]],
                           concurrency: float | None = None) -> list[dict[str, Any]]:
     """Check the whole `agents` batch, then create and start every child (resuming known ids)."""
+    entries = [normalize_entry(e) for e in entries]
     enabled = list(svc._agents)
-    known = {key: Known(c.id, c.identity, c.mode, busy=any(svc._tasks[t].status in ACTIVE for t in c.tasks))
-             for key, c in svc._children.items()}
+    known = {key: Known(c.id, c.identity, c.mode) for key, c in svc._roster.children.items()}
     wants_tree = any(_mode(e, known) == "worktree" for e in entries)
     issues = agents_batch_issues(entries, roster=known, templates=enabled, active=len(svc._active()),
                                  has_model=lambda a: (svc._agents[a].model or svc.model) is not None,
@@ -128,32 +185,41 @@ def _provision(svc: AgentsService, entries: Sequence[Mapping[str, Any]]) -> dict
 
 def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled: list[str],
            tree: worktrees.Worktree | None) -> _Task:
-    child = svc._children.get(str(entry["id"]).casefold())
+    child = svc._roster.children.get(str(entry["id"]).casefold())
     if child is None:
         template = resolve_template(str(entry.get("template") or DEFAULT_TEMPLATE), enabled)
         identity = {k: (template if k == "template" else entry.get(k)) for k in IDENTITY}
-        child = svc._children[entry["id"].casefold()] = Child(entry["id"], identity)
+        child = svc._roster.children[entry["id"].casefold()] = Child(entry["id"], identity)
     previous, child.mode = child.mode, str(entry.get("mode") or child.mode)
     spec: AgentSpec = svc._agents[str(child.identity["template"])]
     profile = spec.profile or svc._kernel.profile
     if tree is None:  # readonly; a worktree child keeps the caller's file and shell tools
         profile = readonly_profile(profile, {d.id: d for d in svc._kernel.catalog()})
-    prompt = str(entry["prompt"])
-    task = svc._new_task(parent_id, spec, {"objective": prompt}, profile=profile, child=child,
+    task = svc._new_task(parent_id, spec, {"objective": str(entry["prompt"])}, profile=profile, child=child,
                          workspace=tree.path if tree else None)
     task.worktree = tree
     task.invocation.state.memory_read_only = True  # both modes: memory.manage refuses its writes
-    if entry.get("resume", True) and child.messages:
-        # Resume: the child's own conversation so far, then the new prompt.
-        # A changed mode is said, since the resumed system message still names the old one (upstream
-        # "Execution mode changed: readonly -> worktree").
-        note = "" if previous == child.mode else f"Execution mode changed: {previous} -> {child.mode}.\n\n"
-        task.messages, task.system = child.messages, child.system
-        task.pending.append(f"# {task.title}\n\n{note}{prompt}")
-    else:  # the first task, or resume false: a fresh private context under the same identity
+    if entry.get("resume", True):
+        # A changed mode is said on resume, since the resumed system message still names the old one
+        # (upstream "Execution mode changed: readonly -> worktree").
+        task.resume = "" if previous == child.mode else f"Execution mode changed: {previous} -> {child.mode}.\n\n"
+    child.tasks.append(task.id)
+    return task
+
+def begin(task: _Task, model: AnyModel | None) -> None:
+    """Give a roster child's task its context when its turn comes (after the child's earlier
+    runs): on resume, the conversation those left, then the new prompt; else (the first task,
+    `resume: false`, or a context in another protocol than the model's) a fresh private context
+    under the same identity."""
+    child = task.child
+    assert child is not None
+    protocol = as_model(model).protocol if model is not None else None
+    if task.resume is not None and child.messages and child.protocol == protocol:
+        task.messages, task.system = child.messages, child.system  # the same list: the run extends it
+        task.pending.append(f"# {task.title}\n\n{task.resume}{task.task['objective']}")
+    else:
         task.messages = child.messages = []
         task.system, brief = opening(task)
         child.system = task.system
         task.pending.append(brief)
-    child.tasks.append(task.id)
-    return task
+    child.protocol = protocol

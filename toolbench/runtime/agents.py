@@ -27,6 +27,7 @@ exit policy).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from .agent_loop import AnyModel, handoff_text
 
 if TYPE_CHECKING:
     from .agent_roster import Child
+    from .agent_store import Notice
     from .invocation import Invocation
     from .kernel import Kernel
     from .worktrees import Worktree
@@ -92,6 +94,7 @@ class _Task:
     protocol: str | None = None  # the protocol of the model that drives it
     child: Child | None = None  # the roster child this task runs (LiveAgent form), if any
     worktree: Worktree | None = None  # a worktree child's git worktree and what became of it
+    resume: str | None = None  # a roster child's task that resumes its context: what it says first (or "")
 
     def view(self) -> dict[str, Any]:
         out: dict[str, Any] = {"taskId": self.id, "agentId": self.agent.id, "title": self.title,
@@ -126,7 +129,7 @@ class AgentsService:
         self._handoffs: list[dict[str, Any]] = []
         self._mail: dict[str, list[dict[str, Any]]] = {}  # parent invocation id -> messages to it
         self._mail_read: dict[str, int] = {}
-        self._children: dict[str, Child] = {}  # casefolded child id -> the roster child
+        self._roster = agent_roster.Roster(kernel.workspace)  # the LiveAgent-form children, durable
         self.define(DEFAULT_AGENT, description="A general-purpose agent with the caller's tools (less delegation "
                     "and finishing); it reports back with task_return.")
 
@@ -202,6 +205,12 @@ class AgentsService:
     def _active(self) -> list[_Task]:
         return [t for t in self._tasks.values() if t.status in ACTIVE]
 
+    @property
+    def notices(self) -> tuple[Notice, ...]:
+        """What the service did instead of failing, oldest first: a stored roster it could not
+        read (`agent.roster_unreadable`), one it could not write (`agent.roster_write_failed`)."""
+        return tuple(self._roster.notices)
+
     def roster(self) -> list[dict[str, Any]]:
         """The children made with the LiveAgent form (`agents: [{id, ...}]`), by id."""
         return agent_roster.roster(self)
@@ -238,15 +247,20 @@ class AgentsService:
         loop = asyncio.get_running_loop()
         slots = asyncio.Semaphore(limit) if limit is not None and limit < len(tasks) else None
         for t in tasks:
-            t.runner = loop.create_task(self._drive(t) if slots is None else self._queued(slots, t),
-                                        name=f"toolbench-{t.invocation.id}")
+            t.runner = loop.create_task(self._queued(t, slots), name=f"toolbench-{t.invocation.id}")
         return [t.view() for t in tasks]
 
-    async def _queued(self, slots: asyncio.Semaphore, task: _Task) -> None:
+    async def _queued(self, task: _Task, slots: asyncio.Semaphore | None) -> None:
+        """Run a task when its turn comes: a roster child's after that child's earlier runs (its
+        `turn`, first, as upstream's per-id queue wraps its scheduler), then a slot of its batch."""
         try:
-            async with slots:
+            async with contextlib.AsyncExitStack() as held:
+                if task.child is not None:
+                    await held.enter_async_context(task.child.turn)
+                if slots is not None:
+                    await held.enter_async_context(slots)
                 await self._drive(task)
-        except asyncio.CancelledError:  # cancelled while waiting for a slot
+        except asyncio.CancelledError:  # cancelled while waiting for its turn or a slot
             if task.status in ACTIVE:
                 self._settle(task, "cancelled", "agent.task_cancelled", "The task was cancelled before it returned.")
 
@@ -359,8 +373,11 @@ class AgentsService:
     async def _drive(self, task: _Task) -> None:
         """Run the child loop (`agent_drive.drive`) and settle the task with its outcome."""
         task.status = "running"
+        model = task.agent.model or self.model
         try:
-            out = await drive(task, task.agent.model or self.model, task.agent.max_rounds or self.max_rounds)
+            if task.child is not None:  # its context now: what the child's earlier runs left
+                agent_roster.begin(task, model)
+            out = await drive(task, model, task.agent.max_rounds or self.max_rounds)
             self._settle(task, out.status, out.code, out.message)
         except asyncio.CancelledError:
             self._settle(task, "cancelled", "agent.task_cancelled", "The task was cancelled before it returned.")
@@ -374,6 +391,8 @@ class AgentsService:
         if task.worktree is not None:  # apply or keep its changes before the parent can see it settled
             worktrees.finish(task.worktree, completed=status == "completed")
         self._done_order.append(task.id)
+        if task.child is not None:  # the roster as it is now, for a bench that reopens this workspace
+            self._roster.save(agent_roster.stored(self))
 
     async def _cancel(self, tasks: Sequence[_Task]) -> None:
         runners = [t.runner for t in tasks if t.runner is not None and not t.runner.done()]
