@@ -131,6 +131,15 @@ def test_unparsable_profile_files_are_refused(tmp_path, name, text):
     assert info.value.code == "agent.profile_invalid"
 
 
+@pytest.mark.parametrize(("name", "text", "found"), [
+    ("empty.yaml", "", "nothing"), ("a-list.yaml", "- 1\n", "a list"), ("a-number.json", "3", "a number"),
+])
+def test_a_profile_file_that_holds_no_mapping_says_what_it_holds(tmp_path, name, text, found):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(ToolbenchError, match=f"holds {found}, not a profile: a profile is a mapping"):
+        Profile.load(tmp_path / name)
+
+
 def test_missing_profile_file_is_refused(tmp_path):
     with pytest.raises(ToolbenchError) as info:
         Profile.load(tmp_path / "absent.json")

@@ -154,7 +154,12 @@ class Profile(Section):
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise ToolbenchError("agent.profile_invalid", f"cannot read profile {path}: {reason}") from exc
-        return cls.parse(_decode(text, path), source=str(path))
+        data = _decode(text, path)
+        if not isinstance(data, Mapping):  # an empty YAML file is None; a list, a bare value
+            found = "nothing" if data is None else _KINDS.get(type(data), f"a {type(data).__name__}")
+            raise ToolbenchError("agent.profile_invalid", f"{path} holds {found}, not a profile: a profile is a "
+                                 "mapping of its sections, e.g. {\"name\": ..., \"tools\": {\"allow\": [...]}}")
+        return cls.parse(data, source=str(path))
 
     def save(self, path: str | Path) -> None:
         """Write the profile as JSON (`to_json_text`), replacing the file atomically."""
@@ -188,6 +193,9 @@ class Profile(Section):
             base = data[name] if isinstance(data[name], Section) else getattr(self, name)
             data[name] = base.merged(section_changes)
         return parse(type(self), data, source="profile")
+
+
+_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
 def _decode(text: str, path: Path) -> Any:

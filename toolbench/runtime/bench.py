@@ -42,7 +42,8 @@ WORKSPACE_DIRS = ("work", "tmp", "output", "tool-results", "skills")
 class Workbench:
     """A workspace folder, a profile and the tools both make available.
 
-    `Workbench()` opens a fresh demo workspace on the embedded default profile."""
+    `Workbench()` opens a fresh demo workspace on the embedded default profile (removed again
+    by `close()`); `Workbench(path)` works in that folder. `bench.workspace` is its path."""
 
     def __init__(self, workspace: str | Path | None = None, profile: Profile | str | Path | None = None,
                  *, seed: int | None = None) -> None:
@@ -73,6 +74,8 @@ class Workbench:
     # profile ------------------------------------------------------------------------------
     @property
     def profile(self) -> Profile:
+        """The profile new invocations freeze (assign a Profile or a file path to change it;
+        invocations already made keep theirs)."""
         return self._kernel.profile
 
     @profile.setter
@@ -87,6 +90,7 @@ class Workbench:
         self.profile = self.profile.edit(allow=allow, deny=[d for d in tools.deny if d != text])
 
     def disable(self, tool_id: str | ToolId) -> None:
+        """Take a tool off the profile's allow list (the deny list is left as it is)."""
         text = str(ToolId.parse(str(tool_id)))
         self.profile = self.profile.edit(allow=[a for a in self.profile.tools.allow if a != text])
 
@@ -114,10 +118,12 @@ class Workbench:
 
     @property
     def chat(self) -> ChatHistory | None:
+        """The chat history the chat tools read (`load_chat`), or None."""
         return self._kernel.chat
 
     @property
     def worldinfo(self) -> tuple[WorldInfoBook, ...]:
+        """The world-info books the lorebook tools read (`load_worldinfo`)."""
         return self._kernel.worldinfo
 
     # tool sources -------------------------------------------------------------------------
@@ -160,6 +166,7 @@ class Workbench:
         return self._kernel.sources.owner(tool_id).set_permission(tool_id, permission)
 
     def permission(self, tool: str | ToolId) -> str:
+        """The tool's permission now: `on`, `ask`, or (MCP tools) `off`."""
         tool_id = ToolId.parse(str(tool))
         return self._kernel.sources.owner(tool_id).permission(tool_id)
 
@@ -188,6 +195,8 @@ class Workbench:
 
     @property
     def mcp(self) -> McpManager:
+        """MCP servers as tool sources: `add`, `load_config` (an mcp.json), `refresh`, `servers`,
+        `set_permission`, sampling and elicitation handlers (`toolbench.mcp.McpManager`)."""
         return self._kernel.mcp.get()
 
     def catalog(self, scene: Scene | None = None) -> list[ToolDescriptor]:
