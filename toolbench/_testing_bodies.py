@@ -1,18 +1,32 @@
-"""Canned provider response bodies for `LocalProvider` (and any test of a provider's shape).
+"""The one builder of provider-shaped answer bodies: `LocalProvider`'s canned bodies and
+`ScriptedModel`'s answers are both made here.
 
-The shapes are the providers' own, field for field, as their API references document them and
-as the recordings in tests/fixtures/protocols hold them: ids, `created`, `usage` blocks with
-their detail objects, Anthropic `thinking` blocks with a `signature`, Responses `reasoning`
-items with `encrypted_content`, Gemini `thoughtSignature` on a functionCall part.
+The shapes are the providers' own, field for field, as their API references and SDK types
+document them and as the recordings in tests/fixtures/protocols hold them: ids, `created`,
+`usage` blocks with their detail objects, Anthropic `thinking` blocks with a `signature`,
+Responses `reasoning` items with `encrypted_content`, Gemini `thoughtSignature` on a
+functionCall part. tests/test_testing_bodies.py parses every body with the SDK's own types.
+
+What differs between the two users is an option:
+- `style`: `PROVIDER` (realistic ids, a clock, the whole documented envelope: service tier,
+  fingerprints, annotations, logprobs, usage details) or `SCRIPTED` (short ids derived from the
+  answer's number, `created` 0, only the fields the SDK types require);
+- `usage`: the token counts, or None for no usage block (Anthropic always has one: its
+  `Message.usage` is required, so None is zero tokens);
+- the thinking state: `thinking=` (Anthropic), `reasoning=` (Responses), `thought=` and
+  `signature=` (Gemini), each None for none.
 
 A call is `(name, arguments)` or `(name, arguments, call_id)`; ids default to ones derived from
-`n` (the answer's number) and the call's position, so a script is deterministic.
+`n` (the answer's number) and the call's position, so a script is deterministic. Arguments that
+are a str are sent as given (Chat and Responses carry arguments as text; Anthropic and Gemini as
+an object, so a str there is a deliberately malformed body).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 CallSpec = Sequence[Any]
@@ -23,172 +37,249 @@ ENCRYPTED = "gAAAAABo8qG1x7Kp2mQ9vR3sT8uW1yZ4aB6cD0eF2gH5iJ7kL9mN1oP3qR5sT7uV9wX
 THOUGHT_SIGNATURE = "CqUCAdHtim8Zk3pQ0vX7lR2sT9uW1yZ4aB6cD0eF2gH5iJ7kL9mN1oP3qR5sT7uV9wX1yZ3aB5c="
 
 
-def _id(call: CallSpec, default: str) -> str:
-    return str(call[2]) if len(call) > 2 else default
+@dataclass(frozen=True, slots=True)
+class Ids:
+    """Id templates (`str.format` with `n`, the answer's number, and `i`, the call's position
+    from 1); a None template leaves the field out (Gemini's `responseId` is optional)."""
+
+    chat: str
+    chat_call: str
+    response: str
+    reasoning: str
+    message: str
+    function_call: str
+    response_call: str
+    anthropic: str
+    tool_use: str
+    gemini: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How a body is dressed: its ids, its clock (`created` is `epoch + n`, or 0 with no epoch)
+    and whether it carries the documented optional fields (`envelope`)."""
+
+    ids: Ids
+    epoch: int | None
+    envelope: bool
+
+
+PROVIDER = Style(Ids(chat="chatcmpl-BmX9rT2vW4nQ{n:04d}", chat_call="call_{n}{i}Xq7vR2sT9w",
+                     response="resp_0b9c4e7a2f1d8c3e0068f2a1b4c5d6e7f8a9b0c1d2e3f{n:03d}",
+                     reasoning="rs_0b9c4e7a2f1d8c3e0068f2a1b5e6f7a8{n:03d}",
+                     message="msg_0b9c4e7a2f1d8c3e0068f2a1b7{n:03d}",
+                     function_call="fc_0b9c4e7a2f1d8c3e0068f2a1b6a7b8{n:03d}{i}",
+                     response_call="call_W4nX7qR2sT9v{n}{i}", anthropic="msg_01Hq3uJ4cT8nVp2Wx6Yk{n:04d}",
+                     tool_use="toolu_01K8pQm3ZxY7vW2t{n}{i}", gemini="Hq3vaL2xNtvUz7IP1pO{n:04d}"),
+                 epoch=1760779953, envelope=True)
+SCRIPTED = Style(Ids(chat="chatcmpl-scripted-{n}", chat_call="call_{n}_{i}", response="resp_scripted_{n}",
+                     reasoning="rs_{n}", message="msg_{n}", function_call="fc_{n}_{i}", response_call="call_{n}_{i}",
+                     anthropic="msg_scripted_{n}", tool_use="toolu_{n}_{i}", gemini=None),
+                 epoch=None, envelope=False)
+
+
+def _id(call: CallSpec, template: str, n: int, i: int) -> str:
+    return str(call[2]) if len(call) > 2 else template.format(n=n, i=i)
+
+
+def _created(style: Style, n: int) -> int:
+    return 0 if style.epoch is None else style.epoch + n
 
 
 def _args_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments, separators=(",", ":"))
 
 
+def _extra(style: Style, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The optional documented fields, in a body dressed with its envelope only."""
+    return dict(fields) if style.envelope else {}
+
+
 # OpenAI Chat Completions -----------------------------------------------------------------------
 
-def _chat_usage(prompt: int, completion: int) -> dict[str, Any]:
+def _chat_usage(usage: tuple[int, int], style: Style) -> dict[str, Any]:
+    prompt, completion = usage
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0,
-                                          "rejected_prediction_tokens": 0}}
+            **_extra(style, {"prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                                           "accepted_prediction_tokens": 0,
+                                                           "rejected_prediction_tokens": 0}})}
 
 
-def _chat(message: dict[str, Any], finish: str, n: int, usage: dict[str, Any], model: str) -> dict[str, Any]:
-    return {"id": f"chatcmpl-BmX9rT2vW4nQ{n:04d}", "object": "chat.completion", "created": 1760779953 + n,
-            "model": model, "choices": [{"index": 0, "message": {"refusal": None, "annotations": [], **message},
-                                         "logprobs": None, "finish_reason": finish}],
-            "usage": usage, "service_tier": "default", "system_fingerprint": "fp_b3f1157249"}
+def _chat(message: dict[str, Any], finish: str, n: int, usage: tuple[int, int] | None, model: str,
+          style: Style) -> dict[str, Any]:
+    choice = {"index": 0, "message": {**_extra(style, {"refusal": None, "annotations": []}), **message},
+              **_extra(style, {"logprobs": None}), "finish_reason": finish}
+    return {"id": style.ids.chat.format(n=n), "object": "chat.completion", "created": _created(style, n),
+            "model": model, "choices": [choice],
+            **({"usage": _chat_usage(usage, style)} if usage is not None else {}),
+            **_extra(style, {"service_tier": "default", "system_fingerprint": "fp_b3f1157249"})}
 
 
 def chat_calls(calls: Sequence[CallSpec], *, n: int = 1, content: str | None = None,
-               usage: tuple[int, int] = (82, 43), model: str = "gpt-4.1-2025-04-14") -> dict[str, Any]:
+               usage: tuple[int, int] | None = (82, 43), model: str = "gpt-4.1-2025-04-14",
+               style: Style = PROVIDER) -> dict[str, Any]:
     """A chat.completion whose message makes `calls` (parallel when several), finish tool_calls."""
-    tool_calls = [{"id": _id(c, f"call_{n}{i}Xq7vR2sT9w"), "type": "function",
+    tool_calls = [{"id": _id(c, style.ids.chat_call, n, i), "type": "function",
                    "function": {"name": c[0], "arguments": _args_text(c[1])}} for i, c in enumerate(calls, 1)]
-    return _chat({"role": "assistant", "content": content, "tool_calls": tool_calls}, "tool_calls", n,
-                 _chat_usage(*usage), model)
+    return _chat({"role": "assistant", "content": content, "tool_calls": tool_calls}, "tool_calls", n, usage,
+                 model, style)
 
 
-def chat_text(text: str, *, n: int = 2, usage: tuple[int, int] = (161, 12),
-              model: str = "gpt-4.1-2025-04-14") -> dict[str, Any]:
+def chat_text(text: str, *, n: int = 2, usage: tuple[int, int] | None = (161, 12),
+              model: str = "gpt-4.1-2025-04-14", style: Style = PROVIDER) -> dict[str, Any]:
     """A chat.completion answering `text`, finish stop."""
-    return _chat({"role": "assistant", "content": text}, "stop", n, _chat_usage(*usage), model)
+    return _chat({"role": "assistant", "content": text}, "stop", n, usage, model, style)
 
 
 def chat_refusal(refusal: str = "I'm sorry, I can't help with that.", *, n: int = 1) -> dict[str, Any]:
     """A chat.completion whose message is a refusal (content null, `refusal` set)."""
-    body = _chat({"role": "assistant", "content": None}, "stop", n, _chat_usage(40, 9), "gpt-4.1-2025-04-14")
-    body["choices"][0]["message"]["refusal"] = refusal
-    return body
+    return _chat({"role": "assistant", "content": None, "refusal": refusal}, "stop", n, (40, 9),
+                 "gpt-4.1-2025-04-14", PROVIDER)
 
 
 # OpenAI Responses --------------------------------------------------------------------------------
 
-def _response(output: list[dict[str, Any]], n: int, usage: tuple[int, int, int], model: str) -> dict[str, Any]:
-    inp, out, reasoning = usage
-    return {"id": f"resp_0b9c4e7a2f1d8c3e0068f2a1b4c5d6e7f8a9b0c1d2e3f{n:03d}", "object": "response",
-            "created_at": 1760779953 + n, "status": "completed", "background": False, "error": None,
-            "incomplete_details": None, "instructions": None, "max_output_tokens": None, "model": model,
-            "output": output, "parallel_tool_calls": True, "previous_response_id": None,
-            "reasoning": {"effort": "medium", "summary": "auto"}, "service_tier": "default", "store": False,
-            "temperature": 1.0, "text": {"format": {"type": "text"}, "verbosity": "medium"}, "tool_choice": "auto",
-            "tools": [], "top_p": 1.0, "truncation": "disabled",
-            "usage": {"input_tokens": inp, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": out,
-                      "output_tokens_details": {"reasoning_tokens": reasoning}, "total_tokens": inp + out},
-            "user": None, "metadata": {}}
+def _response(output: list[dict[str, Any]], n: int, usage: tuple[int, int, int] | None, model: str,
+              style: Style) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": style.ids.response.format(n=n), "object": "response", "created_at": _created(style, n),
+        "status": "completed", "model": model, "output": output, "parallel_tool_calls": True,
+        "tool_choice": "auto", "tools": [],
+        **_extra(style, {"background": False, "error": None, "incomplete_details": None, "instructions": None,
+                         "max_output_tokens": None, "previous_response_id": None,
+                         "reasoning": {"effort": "medium", "summary": "auto"}, "service_tier": "default",
+                         "store": False, "temperature": 1.0, "text": {"format": {"type": "text"},
+                                                                      "verbosity": "medium"},
+                         "top_p": 1.0, "truncation": "disabled", "user": None, "metadata": {}})}
+    if usage is not None:
+        inp, out, reasoning = usage  # the detail objects are required by the SDK's ResponseUsage
+        body["usage"] = {"input_tokens": inp, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                         "output_tokens": out,
+                         "output_tokens_details": {"reasoning_tokens": reasoning}, "total_tokens": inp + out}
+    return body
 
 
 def responses_calls(calls: Sequence[CallSpec], *, n: int = 1, reasoning: str | None = "I'll call the tools.",
-                    usage: tuple[int, int, int] = (913, 402, 320),
-                    model: str = "gpt-5-mini-2025-08-07") -> dict[str, Any]:
+                    usage: tuple[int, int, int] | None = (913, 402, 320),
+                    model: str = "gpt-5-mini-2025-08-07", style: Style = PROVIDER) -> dict[str, Any]:
     """A response whose output is a reasoning item (summary and `encrypted_content`, unless
     `reasoning=None`) and one function_call item per call."""
     output: list[dict[str, Any]] = []
     if reasoning is not None:
-        output.append({"id": f"rs_0b9c4e7a2f1d8c3e0068f2a1b5e6f7a8{n:03d}", "type": "reasoning",
-                       "encrypted_content": ENCRYPTED, "summary": [{"type": "summary_text", "text": reasoning}]})
-    output += [{"id": f"fc_0b9c4e7a2f1d8c3e0068f2a1b6a7b8{n:03d}{i}", "type": "function_call", "status": "completed",
-                "arguments": _args_text(c[1]), "call_id": _id(c, f"call_W4nX7qR2sT9v{n}{i}"), "name": c[0]}
-               for i, c in enumerate(calls, 1)]
-    return _response(output, n, usage, model)
+        output.append({"type": "reasoning", "id": style.ids.reasoning.format(n=n),
+                       "summary": [{"type": "summary_text", "text": reasoning}], "encrypted_content": ENCRYPTED})
+    output += [{"type": "function_call", "id": style.ids.function_call.format(n=n, i=i),
+                "call_id": _id(c, style.ids.response_call, n, i), "name": c[0], "arguments": _args_text(c[1]),
+                "status": "completed"} for i, c in enumerate(calls, 1)]
+    return _response(output, n, usage, model, style)
 
 
-def responses_text(text: str, *, n: int = 2, usage: tuple[int, int, int] = (1402, 38, 0),
-                   model: str = "gpt-5-mini-2025-08-07") -> dict[str, Any]:
+def _output_message(part: dict[str, Any], n: int, style: Style) -> dict[str, Any]:
+    return {"type": "message", "id": style.ids.message.format(n=n), "role": "assistant", "status": "completed",
+            "content": [part]}
+
+
+def responses_text(text: str, *, n: int = 2, usage: tuple[int, int, int] | None = (1402, 38, 0),
+                   model: str = "gpt-5-mini-2025-08-07", style: Style = PROVIDER) -> dict[str, Any]:
     """A response whose output is one assistant message of `text`."""
-    message = {"id": f"msg_0b9c4e7a2f1d8c3e0068f2a1b7{n:03d}", "type": "message", "status": "completed",
-               "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": [],
-                                                 "logprobs": []}]}
-    return _response([message], n, usage, model)
+    part = {"type": "output_text", "text": text, "annotations": [], **_extra(style, {"logprobs": []})}
+    return _response([_output_message(part, n, style)], n, usage, model, style)
 
 
 def responses_refusal(refusal: str = "I'm sorry, I can't help with that.", *, n: int = 1) -> dict[str, Any]:
     """A response whose assistant message holds a `refusal` content part."""
-    message = {"id": f"msg_0b9c4e7a2f1d8c3e0068f2a1b7{n:03d}", "type": "message", "status": "completed",
-               "role": "assistant", "content": [{"type": "refusal", "refusal": refusal}]}
-    return _response([message], n, (40, 9, 0), "gpt-5-mini-2025-08-07")
+    message = _output_message({"type": "refusal", "refusal": refusal}, n, PROVIDER)
+    return _response([message], n, (40, 9, 0), "gpt-5-mini-2025-08-07", PROVIDER)
 
 
 # Anthropic Messages ------------------------------------------------------------------------------
 
-def _message(content: list[dict[str, Any]], stop: str, n: int, usage: tuple[int, int], model: str) -> dict[str, Any]:
-    return {"id": f"msg_01Hq3uJ4cT8nVp2Wx6Yk{n:04d}", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": usage[0], "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                      "output_tokens": usage[1], "service_tier": "standard"}}
+def _message(content: list[dict[str, Any]], stop: str, n: int, usage: tuple[int, int] | None, model: str,
+             style: Style) -> dict[str, Any]:
+    inp, out = usage if usage is not None else (0, 0)  # Message.usage is required: no usage is zero tokens
+    return {"id": style.ids.anthropic.format(n=n), "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, **_extra(style, {"stop_sequence": None}),
+            "usage": {"input_tokens": inp, **_extra(style, {"cache_creation_input_tokens": 0,
+                                                           "cache_read_input_tokens": 0}),
+                      "output_tokens": out, **_extra(style, {"service_tier": "standard"})}}
+
+
+def _text_block(text: str, style: Style) -> dict[str, Any]:
+    return {"type": "text", "text": text, **_extra(style, {"citations": None})}
 
 
 def anthropic_calls(calls: Sequence[CallSpec], *, n: int = 1, thinking: str | None = "I'll call the tools.",
-                    text: str | None = None, usage: tuple[int, int] = (1462, 312),
-                    model: str = "claude-sonnet-4-5-20250929") -> dict[str, Any]:
+                    text: str | None = None, usage: tuple[int, int] | None = (1462, 312),
+                    model: str = "claude-sonnet-4-5-20250929", style: Style = PROVIDER) -> dict[str, Any]:
     """A message of a thinking block with its `signature` (unless `thinking=None`), an optional
     text block, and one tool_use block per call; stop_reason tool_use."""
     content: list[dict[str, Any]] = []
     if thinking is not None:
         content.append({"type": "thinking", "thinking": thinking, "signature": SIGNATURE})
     if text is not None:
-        content.append({"type": "text", "text": text, "citations": None})
-    content += [{"type": "tool_use", "id": _id(c, f"toolu_01K8pQm3ZxY7vW2t{n}{i}"), "name": c[0],
-                 "input": c[1]} for i, c in enumerate(calls, 1)]
-    return _message(content, "tool_use", n, usage, model)
+        content.append(_text_block(text, style))
+    content += [{"type": "tool_use", "id": _id(c, style.ids.tool_use, n, i), "name": c[0], "input": c[1]}
+                for i, c in enumerate(calls, 1)]
+    return _message(content, "tool_use", n, usage, model, style)
 
 
-def anthropic_text(text: str, *, n: int = 2, usage: tuple[int, int] = (1820, 25),
-                   model: str = "claude-sonnet-4-5-20250929") -> dict[str, Any]:
+def anthropic_text(text: str, *, n: int = 2, usage: tuple[int, int] | None = (1820, 25),
+                   model: str = "claude-sonnet-4-5-20250929", style: Style = PROVIDER) -> dict[str, Any]:
     """A message of one text block; stop_reason end_turn."""
-    return _message([{"type": "text", "text": text, "citations": None}], "end_turn", n, usage, model)
+    return _message([_text_block(text, style)], "end_turn", n, usage, model, style)
 
 
 def anthropic_refusal(*, n: int = 1) -> dict[str, Any]:
     """A message the model stopped with stop_reason refusal (the streaming classifiers' stop)."""
-    return _message([], "refusal", n, (120, 0), "claude-sonnet-4-5-20250929")
+    return _message([], "refusal", n, (120, 0), "claude-sonnet-4-5-20250929", PROVIDER)
 
 
 # Gemini generateContent --------------------------------------------------------------------------
 
-def _candidate(parts: list[dict[str, Any]], finish: str, usage: tuple[int, int, int],
-               model: str, n: int) -> dict[str, Any]:
-    prompt, candidates, thoughts = usage
-    meta: dict[str, Any] = {"promptTokenCount": prompt, "candidatesTokenCount": candidates,
-                            "totalTokenCount": prompt + candidates + thoughts,
-                            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}]}
-    if thoughts:
-        meta["thoughtsTokenCount"] = thoughts
-    return {"candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": finish, "index": 0}],
-            "usageMetadata": meta, "modelVersion": model, "responseId": f"Hq3vaL2xNtvUz7IP1pO{n:04d}"}
+def _candidate(parts: list[dict[str, Any]] | None, finish: str, usage: tuple[int, int, int] | None,
+               model: str, n: int, style: Style) -> dict[str, Any]:
+    candidate = {**({"content": {"role": "model", "parts": parts}} if parts is not None else {}),
+                 "finishReason": finish, **_extra(style, {"index": 0})}
+    body: dict[str, Any] = {"candidates": [candidate]}
+    if usage is not None:
+        prompt, candidates, thoughts = usage
+        body["usageMetadata"] = {"promptTokenCount": prompt, "candidatesTokenCount": candidates,
+                                 "totalTokenCount": prompt + candidates + thoughts,
+                                 **_extra(style, {"promptTokensDetails": [{"modality": "TEXT",
+                                                                           "tokenCount": prompt}]}),
+                                 **({"thoughtsTokenCount": thoughts} if thoughts else {})}
+    body["modelVersion"] = model
+    if style.ids.gemini is not None:
+        body["responseId"] = style.ids.gemini.format(n=n)
+    return body
 
 
 def gemini_calls(calls: Sequence[CallSpec], *, n: int = 1, thought: str | None = "I should call the tools.",
-                 usage: tuple[int, int, int] = (388, 44, 169), model: str = "gemini-2.5-flash") -> dict[str, Any]:
+                 signature: str | None = THOUGHT_SIGNATURE, usage: tuple[int, int, int] | None = (388, 44, 169),
+                 model: str = "gemini-2.5-flash", style: Style = PROVIDER) -> dict[str, Any]:
     """A candidate of a thought summary part (unless `thought=None`) and one functionCall part per
-    call, the first carrying a `thoughtSignature` (as Gemini 2.5 sends them on parallel calls)."""
+    call, the first carrying `signature` as its `thoughtSignature` (as Gemini 2.5 sends them on
+    parallel calls; None: no signature)."""
     parts: list[dict[str, Any]] = [{"text": thought, "thought": True}] if thought is not None else []
     for i, c in enumerate(calls):
         call = {"name": c[0], "args": c[1], **({"id": str(c[2])} if len(c) > 2 else {})}
-        parts.append({"functionCall": call, **({"thoughtSignature": THOUGHT_SIGNATURE} if i == 0 else {})})
-    return _candidate(parts, "STOP", usage, model, n)
+        signed = {"thoughtSignature": signature} if i == 0 and signature is not None else {}
+        parts.append({"functionCall": call, **signed})
+    return _candidate(parts, "STOP", usage, model, n, style)
 
 
-def gemini_text(text: str, *, n: int = 2, usage: tuple[int, int, int] = (512, 18, 0),
-                model: str = "gemini-2.5-flash") -> dict[str, Any]:
+def gemini_text(text: str, *, n: int = 2, usage: tuple[int, int, int] | None = (512, 18, 0),
+                model: str = "gemini-2.5-flash", style: Style = PROVIDER) -> dict[str, Any]:
     """A candidate of one text part; finishReason STOP."""
-    return _candidate([{"text": text}], "STOP", usage, model, n)
+    return _candidate([{"text": text}], "STOP", usage, model, n, style)
 
 
 def gemini_safety(*, n: int = 1) -> dict[str, Any]:
     """A candidate blocked by the safety filters (finishReason SAFETY, no content parts)."""
-    body = _candidate([], "SAFETY", (64, 0, 0), "gemini-2.5-flash", n)
-    candidate = body["candidates"][0]
-    del candidate["content"]
-    candidate["safetyRatings"] = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH",
-                                   "blocked": True}]
+    body = _candidate(None, "SAFETY", (64, 0, 0), "gemini-2.5-flash", n, PROVIDER)
+    body["candidates"][0]["safetyRatings"] = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT",
+                                               "probability": "HIGH", "blocked": True}]
     return body
 
 

@@ -14,7 +14,10 @@ task it drives with that message.
 
 It is a `toolbench.models.Model` too, so `inv.run(ScriptedModel([...]), prompt)` runs offline:
 each turn is answered as a response body of its `protocol` (default `"openai"`; also
-`"openai-responses"`, `"anthropic"`, `"gemini"`), and `model.bodies` holds the requests.
+`"openai-responses"`, `"anthropic"`, `"gemini"`), and `model.bodies` holds the requests. The
+answers come from the same builder as `LocalProvider`'s canned bodies (`toolbench._testing_bodies`)
+in its bare `SCRIPTED` style: short ids (`call_{n}_{i}`), `created` 0, no usage (Anthropic's
+required block is zero tokens), no thinking, only the fields the SDK types require.
 
 `LocalProvider` (from `toolbench.testing_provider`) serves the providers' HTTP APIs on 127.0.0.1
 from a script, so the real SDK clients and the `toolbench.models` adapters run offline.
@@ -24,10 +27,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from . import _testing_bodies as bodies
 from .core.arguments import MISSING
 from .core.errors import ToolbenchError
 from .models import Anthropic, Gemini, Model, ModelReply, OpenAIChat, OpenAIResponses, reader_for
@@ -55,8 +60,8 @@ class ScriptedModel:
     model = "scripted"
 
     def __init__(self, turns: Sequence[Turn], *, protocol: str = "openai") -> None:
-        if protocol not in _ANSWERS:
-            raise ToolbenchError("bench.misuse", f"a scripted model answers as one of {', '.join(_ANSWERS)}, "
+        if protocol not in _BODIES:
+            raise ToolbenchError("bench.misuse", f"a scripted model answers as one of {', '.join(_BODIES)}, "
                                  f"not {protocol!r}")
         self._turns: list[Turn] = [_check_turn(n, t) for n, t in enumerate(turns, 1)]
         self.protocol = protocol
@@ -92,7 +97,7 @@ class ScriptedModel:
         n = len(self.requests) + 1
         messages = body.get("messages", body.get("input", body.get("contents", [])))
         turn = self._next(ModelRequest(list(messages), list(body.get("tools", []))), body)
-        return _ANSWERS[self.protocol](turn, n)
+        return _answer(self.protocol, turn, n)
 
     def read(self, body: Mapping[str, Any]) -> ModelReply:
         return reader_for(self.protocol)(body)
@@ -119,52 +124,22 @@ def _object(arguments: Any) -> Any:
     return {} if arguments is MISSING else arguments
 
 
-def _chat(turn: Turn, n: int) -> dict[str, Any]:
+# Per protocol: its text answer, its calls answer with the thinking state off, and how it carries
+# a call's arguments (text for OpenAI's two APIs, an object for Anthropic's and Gemini's).
+_BODIES: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]], Callable[[Any], Any]]] = {
+    "openai": (bodies.chat_text, bodies.chat_calls, _wire),
+    "openai-responses": (bodies.responses_text, partial(bodies.responses_calls, reasoning=None), _wire),
+    "anthropic": (bodies.anthropic_text, partial(bodies.anthropic_calls, thinking=None), _object),
+    "gemini": (bodies.gemini_text, partial(bodies.gemini_calls, thought=None, signature=None), _object)}
+
+
+def _answer(protocol: str, turn: Turn, n: int) -> dict[str, Any]:
+    """`turn` as `protocol`'s response body number n: bare (the `SCRIPTED` style), no usage."""
+    text, calls, carry = _BODIES[protocol]
+    bare: dict[str, Any] = {"n": n, "usage": None, "model": "scripted", "style": bodies.SCRIPTED}
     if isinstance(turn, str):
-        message: dict[str, Any] = {"role": "assistant", "content": turn}
-        finish = "stop"
-    else:
-        message = {"role": "assistant", "content": None, "tool_calls": [
-            {"id": c[2] if len(c) > 2 else f"call_{n}_{i}", "type": "function",
-             "function": {"name": c[0], "arguments": _wire(c[1])}} for i, c in enumerate(turn, 1)]}
-        finish = "tool_calls"
-    return {"id": f"chatcmpl-scripted-{n}", "object": "chat.completion", "created": 0, "model": "scripted",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
-
-
-def _responses(turn: Turn, n: int) -> dict[str, Any]:
-    if isinstance(turn, str):
-        output: list[dict[str, Any]] = [{"type": "message", "id": f"msg_{n}", "role": "assistant", "status":
-                                         "completed", "content": [{"type": "output_text", "text": turn,
-                                                                   "annotations": []}]}]
-    else:
-        output = [{"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c[2] if len(c) > 2 else f"call_{n}_{i}",
-                   "name": c[0], "arguments": _wire(c[1]), "status": "completed"} for i, c in enumerate(turn, 1)]
-    return {"id": f"resp_scripted_{n}", "object": "response", "status": "completed", "model": "scripted",
-            "output": output}
-
-
-def _anthropic(turn: Turn, n: int) -> dict[str, Any]:
-    if isinstance(turn, str):
-        content: list[dict[str, Any]] = [{"type": "text", "text": turn}]
-    else:
-        content = [{"type": "tool_use", "id": c[2] if len(c) > 2 else f"toolu_{n}_{i}", "name": c[0],
-                    "input": _object(c[1])} for i, c in enumerate(turn, 1)]
-    return {"id": f"msg_scripted_{n}", "type": "message", "role": "assistant", "model": "scripted",
-            "content": content, "stop_reason": "end_turn" if isinstance(turn, str) else "tool_use"}
-
-
-def _gemini(turn: Turn, n: int) -> dict[str, Any]:
-    if isinstance(turn, str):
-        parts: list[dict[str, Any]] = [{"text": turn}]
-    else:
-        parts = [{"functionCall": {"name": c[0], "args": _object(c[1]), **({"id": c[2]} if len(c) > 2 else {})}}
-                 for c in turn]
-    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
-            "modelVersion": "scripted"}
-
-
-_ANSWERS = {"openai": _chat, "openai-responses": _responses, "anthropic": _anthropic, "gemini": _gemini}
+        return text(turn, **bare)
+    return calls([(c[0], carry(c[1]), *c[2:]) for c in turn], **bare)
 
 
 # The request bodies a scripted model is given: the real adapters' (no client: they never send).

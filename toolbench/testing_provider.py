@@ -20,7 +20,9 @@ the end of the script is answered 500 with a body that says so, so a test never 
 The canned bodies (`chat_calls`, `responses_calls`, `anthropic_calls`, `gemini_calls`, their
 `*_text` answers, refusals and `error_body`) have the providers' documented shapes, usage blocks,
 thinking blocks with signatures, reasoning items with `encrypted_content` and Gemini
-`thoughtSignature` parts included (see `toolbench._testing_bodies`).
+`thoughtSignature` parts included; `usage=None` leaves the usage block out, `thinking=None`,
+`reasoning=None`, `thought=None` and `signature=None` the thinking state (see
+`toolbench._testing_bodies`, which also makes `ScriptedModel`'s answers).
 
 The SDKs are imported only by the client conveniences (`openai()`, `anthropic()`, `gemini()`, ...):
 they are test extras, not dependencies. Each client is built with retries off, so a 429 or a
