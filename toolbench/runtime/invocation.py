@@ -174,10 +174,12 @@ class Invocation:
         return {"total": self.snapshot.max_calls_per_invocation - self._gate.total_calls, "per_tool": per_tool}
 
     def to_dataframe(self) -> pandas.DataFrame:
+        """One row per call, in the order the calls were answered; `via` is the call id of the
+        call that made a nested call (the shell bridge), None for the model's own calls."""
         import pandas
 
         columns = ["round", "call_id", "call_name", "tool_id", "arguments", "is_error", "error_code",
-                   "elapsed_ms", "content_chars", "externalized"]
+                   "elapsed_ms", "content_chars", "externalized", "via"]
         return pandas.DataFrame([r.row() for r in self._records], columns=columns)
 
     def transcript(self, protocol: str | Provider, *, rounds: Iterable[int] | None = None) -> list[dict[str, Any]]:

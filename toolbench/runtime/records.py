@@ -97,6 +97,7 @@ class CallRecord:
             "elapsed_ms": self.elapsed_ms,
             "content_chars": len(self.result.content),
             "externalized": self.externalized,
+            "via": self.via,
         }
 
 
