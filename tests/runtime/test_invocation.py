@@ -33,7 +33,7 @@ from toolbench.core.snapshot import prepare
 from toolbench.tools.state import InvocationState
 
 COLUMNS = ["round", "call_id", "call_name", "tool_id", "arguments", "is_error", "error_code", "elapsed_ms",
-           "content_chars", "externalized"]
+           "content_chars", "externalized", "via"]
 
 
 class Counter:
@@ -292,6 +292,7 @@ def test_dataframe_has_one_row_per_call_with_the_documented_columns(bench):
     assert frame["error_code"].tolist()[1:] == ["tool.invalid_arguments", "model.unknown_tool_call"]
     assert frame["content_chars"].tolist() == [len(r.result.content) for r in inv.records]
     assert frame["externalized"].tolist() == [False, False, False]
+    assert frame["via"].isna().all()  # the model made every call
     assert (frame["elapsed_ms"] >= 0).all()
 
 

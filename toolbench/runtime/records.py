@@ -20,7 +20,7 @@ from typing import Any
 
 from ..core.arguments import ToolArguments
 from ..core.errors import ToolbenchError
-from ..core.results import ToolResult
+from ..core.results import ToolResult, call_file_stem
 from ..protocols.types import AssistantTurn
 from .store import json_bytes
 
@@ -97,6 +97,7 @@ class CallRecord:
             "elapsed_ms": self.elapsed_ms,
             "content_chars": len(self.result.content),
             "externalized": self.externalized,
+            "via": self.via,
         }
 
 
@@ -174,6 +175,45 @@ def read_turns(entries: list[dict[str, Any]]) -> dict[int, AssistantTurn]:
         if type(round_no) is int and isinstance(protocol, str) and isinstance(items, list):
             turns[round_no] = AssistantTurn(protocol, tuple(i for i in items if isinstance(i, dict)))
     return turns
+
+
+def output_entry(previous: Any, output: dict[str, Any]) -> dict[str, Any]:
+    """The run-log line of a newly published output: an append logs only what it added, so
+    committing a growing file does not log the whole output again each time."""
+    text = output["text"]
+    head = {k: v for k, v in output.items() if k != "text"}
+    before = previous.get("text") if isinstance(previous, dict) else None
+    if output.get("mode") == "append" and isinstance(before, str) and text.startswith(before):
+        return {"output": head, "appended": text[len(before):]}
+    return {"output": head, "text": text}
+
+
+def published_output(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The published output the run log's output lines add up to (see `output_entry`)."""
+    output: dict[str, Any] | None = None
+    for entry in entries:
+        head = entry.get("output")
+        if head is None:
+            continue
+        if "appended" in entry:
+            text = (output["text"] if output else "") + entry["appended"]
+        else:
+            text = entry.get("text", head.get("text", ""))  # logs of older versions kept it inside
+        output = {**head, "text": text}
+    return output
+
+
+def record_files(invocation_id: str, calls: list[dict[str, Any]]) -> dict[str, tuple[Any, Any]]:
+    """Each logged call's file stem -> (its tool-args content, its audit content or None), for
+    `Store.recover`. A repeated (round, call id) was refused without files of its own; an
+    externalised result's audit file is the raw result, written before its call returned."""
+    files: dict[str, tuple[Any, Any]] = {}
+    for entry in calls:
+        record = entry["record"]
+        stem = call_file_stem(invocation_id, int(record["round"]), str(record["callId"]))
+        if stem not in files:
+            files[stem] = (record.get("arguments"), None if record.get("externalized") else record["result"])
+    return files
 
 
 def read_log(directory: Path) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
 """The dice stream of an invocation of a seeded bench, as one rule.
 
-`Invocation._rng` draws an invocation's stream from the bench's seed and the invocation's
-place among those the bench made or reopened; `bench.replay` draws the stream of the recorded
-invocation the same way, so a replay of a seeded run rolls the same dice.
+`CallPipeline._rng` (an invocation's per-call steps) draws an invocation's stream from the
+bench's seed and the invocation's place among those the bench made or reopened; `bench.replay`
+draws the stream of the recorded invocation the same way, so a replay of a seeded run rolls
+the same dice.
 """
 
 from __future__ import annotations

@@ -121,6 +121,17 @@ def test_transcripts_leave_nested_calls_out_and_the_log_keeps_them(make_bench) -
         reopened.close()
 
 
+def test_the_table_names_the_call_that_made_each_nested_call(make_bench) -> None:
+    inv = shell_bench(make_bench, DICE).invocation()
+    run(inv, """builtin.dice.roll '{"formula":"d6"}' && builtin.dice.roll '{"formula":"d4"}'""")
+    frame = inv.to_dataframe()
+    shell_id = inv.records[-1].call_id
+    assert frame["call_id"].tolist() == [f"{shell_id}/1", f"{shell_id}/2", shell_id]
+    assert frame["via"].tolist()[:2] == [shell_id, shell_id]
+    assert frame["via"].isna().tolist() == [False, False, True]  # the model made the shell call
+    assert frame["tool_id"].tolist() == [DICE, DICE, SHELL]
+
+
 def test_the_async_call_bridges_too(make_bench) -> None:
     inv = shell_bench(make_bench, DICE).invocation()
     shell = asyncio.run(inv.acall("workspace_shell", {"command": """builtin.dice.roll '{"formula":"d4"}'"""}))
