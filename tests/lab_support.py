@@ -34,7 +34,7 @@ def _drive(command: list[str], *, cwd: str, env: dict[str, str], notebook: str, 
     lab = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
     try:
         assert lab.stdout is not None
-        first = lab.stdout.readline().rstrip("\n")  # the URL comes first, before the server is up
+        first = lab.stdout.readline().rstrip("\n")  # the URL line, printed once the server answers
         match = URL_LINE.match(first)
         if match is None:
             lab.kill()

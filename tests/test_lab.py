@@ -128,7 +128,8 @@ def stop_soon():
     os.kill(os.getpid(), getattr(signal, sys.argv[2]))
 
 threading.Thread(target=stop_soon, daemon=True).start()
-status = lab._serve([sys.executable, "-c", server, str(marks)], cwd=marks.parent, env=dict(os.environ))
+status = lab._serve([sys.executable, "-c", server, str(marks)], cwd=marks.parent, env=dict(os.environ),
+                    ready=lab.Ready('never printed', 'http://127.0.0.1:9/api/status', 't'))
 child = int(marks.read_text())
 
 def alive():  # a zombie waiting for init to reap it is gone too
@@ -166,7 +167,8 @@ def popen(*args, **kwargs):
 
 subprocess.Popen = popen
 server = 'import sys, time; open(sys.argv[1], "w").write(str(__import__("os").getpid())); time.sleep(600)'
-status = lab._serve([sys.executable, "-c", server, str(marks)], cwd=marks.parent, env=dict(os.environ))
+status = lab._serve([sys.executable, "-c", server, str(marks)], cwd=marks.parent, env=dict(os.environ),
+                    ready=lab.Ready('never printed', 'http://127.0.0.1:9/api/status', 't'))
 until = time.monotonic() + 10
 while not marks.exists() and time.monotonic() < until:
     time.sleep(0.05)
@@ -196,7 +198,8 @@ from pathlib import Path
 marks = Path(sys.argv[1])
 server = 'import sys, time; open(sys.argv[1], "w").write(str(__import__("os").getpid())); time.sleep(600)'
 serve = ("import os, sys; from toolbench import lab; "
-         "lab._serve([sys.executable, '-c', sys.argv[1], sys.argv[2]], cwd='.', env=dict(os.environ))")
+         "lab._serve([sys.executable, '-c', sys.argv[1], sys.argv[2]], cwd='.', env=dict(os.environ), "
+         "ready=lab.Ready('never printed', 'http://127.0.0.1:9/api/status', 't'))")
 parent = subprocess.Popen([sys.executable, "-c", serve, server, str(marks)])
 until = time.monotonic() + 20
 while not (marks.exists() and marks.read_text()) and time.monotonic() < until:
@@ -230,3 +233,68 @@ def test_copies_that_differ_from_the_bundled_ones_are_named(tmp_path: Path) -> N
     lab.copy_notebooks(target, source)
     (target / "a.ipynb").write_text("my edits of the old a")
     assert lab.stale_copies(target, source) == ["a.ipynb"]
+
+
+# `toolbench lab` on a stand-in for jupyter lab (argv[2] picks which; another name: the real
+# one), with a start limit of argv[3] seconds: the exit status, stdout and stderr.
+STAND_IN = r"""
+import contextlib, io, sys
+from toolbench import lab
+
+answers = '''
+import http.server, os, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ok = self.path == "/api/status" and self.headers["Authorization"] == "token " + os.environ["JUPYTER_TOKEN"]
+        self.send_response(200 if ok else 403)
+        self.end_headers()
+        self.server.answered = ok
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+server.answered = False
+while not server.answered:
+    server.handle_request()
+'''
+servers = {
+    "exits": "import sys; print('jupyter: unrecognized arguments: --foo-bar', file=sys.stderr); sys.exit(2)",
+    "answers": answers,
+    "silent": "import time; time.sleep(600)",
+}
+if sys.argv[2] in servers:
+    lab.jupyter_command = lambda root, *, ip, port, extra: [sys.executable, "-c", servers[sys.argv[2]], str(port)]
+lab.START_SECONDS = float(sys.argv[3])
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = lab.main(["--dir", sys.argv[1], "--foo-bar", "--no-browser"])
+report([code, out.getvalue(), err.getvalue()])
+"""
+
+
+def lab_with(tmp_path: Path, server: str, start_seconds: float = 60) -> tuple[int, str, str]:
+    code, out, err = run_with_deadline(STAND_IN, deadline=120, args=(str(tmp_path / "nb"), server, str(start_seconds)))
+    return code, out, err
+
+
+@pytest.mark.parametrize("server", ["exits", "jupyter lab"])
+def test_a_server_that_exits_before_answering_prints_no_url_but_its_status(tmp_path: Path, server: str) -> None:
+    code, out, err = lab_with(tmp_path, server)  # "jupyter lab": the real one, which refuses --foo-bar
+    assert (code, out) == (2, "")
+    assert err.startswith("toolbench: lab.server_exited: ") and "status 2" in err
+
+
+def test_the_url_is_printed_once_the_server_answers_with_the_token(tmp_path: Path) -> None:
+    code, out, err = lab_with(tmp_path, "answers")
+    assert (code, err) == (0, "")
+    assert out.startswith("toolbench lab: serving ") and "/lab?token=" in out and len(out.splitlines()) == 1
+
+
+def test_a_server_that_never_answers_is_stopped_at_the_start_limit(tmp_path: Path) -> None:
+    code, out, err = lab_with(tmp_path, "silent", start_seconds=1)
+    assert (code, out) == (2, "")
+    assert err.startswith("toolbench: lab.server_not_answering: ")
+
+
+def test_the_status_probe_asks_the_loopback_of_a_wildcard_address() -> None:
+    assert lab._url(lab._PROBE_HOSTS.get("::", "::"), 8888) == "http://[::1]:8888"
+    assert lab._url(lab._PROBE_HOSTS.get("0.0.0.0", "0.0.0.0"), 8888) == "http://127.0.0.1:8888"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import Workbench
+    from . import Snapshot, ToolResult, Workbench
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,23 +55,28 @@ def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="toolbench", description="A workbench for an LLM agent's tool runtime.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    snap = sub.add_parser("snapshot", help="print the tool list a provider would receive, as JSON")
-    snap.add_argument("--profile", help="a JSON, TOML or YAML profile (default: the embedded default)")
-    snap.add_argument("--workspace", help="the workspace folder (default: a fresh demo workspace)")
-    snap.add_argument("--scene", choices=("chat", "session"), default="chat")
-    snap.add_argument("--protocol", choices=names(), default="openai")
+    snap = sub.add_parser("snapshot", help="print the tool list a provider would receive, as JSON",
+                          description="Print the tool list on stdout. Why a tool the profile names is missing "
+                          "goes to stderr, one coded line each. Exit 0; with --check, 1 when a provider would "
+                          "refuse the list or it holds no tool; 2 on a usage or configuration error.")
+    _common_options(snap)
+    snap.add_argument("--protocol", choices=names(), default="openai",
+                      help="the provider API whose tool format to print (default openai)")
     snap.add_argument("--check", action="store_true",
-                      help="list each provider's problems with the tool list; exit 1 if any would refuse it")
+                      help="list each provider's problems with the tool list; exit 1 if any would refuse it "
+                      "or the list holds no tool")
     snap.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema",
                       help="Gemini's schema field: parametersJsonSchema (default) or the OpenAPI subset in parameters")
     _bench_options(snap)
 
-    call = sub.add_parser("call", help="run one tool call and print the ToolResult as JSON")
-    call.add_argument("call_name")
+    call = sub.add_parser("call", help="run one tool call and print the ToolResult as JSON",
+                          description="Run one call as a model would send it and print the ToolResult on "
+                          "stdout. Exit 0 when the result is no error, 1 when it is one (isError: its "
+                          "errorCode says why), 2 on a usage or configuration error (a bad profile or "
+                          "workspace, an MCP server that cannot be reached).")
+    call.add_argument("call_name", help="the tool's name as the model calls it (e.g. dice_roll)")
     call.add_argument("arguments", nargs="?", default=None, help="the raw wire text of the arguments")
-    call.add_argument("--profile")
-    call.add_argument("--workspace")
-    call.add_argument("--scene", choices=("chat", "session"), default="chat")
+    _common_options(call)
     call.add_argument("--seed", type=int, default=None, help="seed the dice: the same seed, the same rolls")
     _bench_options(call)
 
@@ -116,19 +121,48 @@ def _main(argv: list[str]) -> int:
                 if failed:
                     return 2  # what the command would show is not what a notebook would see
             inv = bench.invocation(args.scene)
-            if args.command == "snapshot" and args.check:
-                problems = inv.snapshot.check(schema=args.gemini_schema)
-                _print([dataclasses.asdict(p) for p in problems])
-                return 1 if any(p.fatal and not p.repaired for p in problems) else 0
             if args.command == "snapshot":
-                _print(inv.snapshot.render(args.protocol, schema=args.gemini_schema))
-            else:
-                wire: Any = MISSING if args.arguments is None else args.arguments
-                _print(inv.call(args.call_name, wire).model_dump(mode="json", by_alias=True))
+                return _snapshot(inv.snapshot, args)
+            wire: Any = MISSING if args.arguments is None else args.arguments
+            return _call(inv.call(args.call_name, wire), temporary=args.workspace is None)
     except ToolbenchError as exc:
         print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    return 0
+
+
+def _common_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--profile", metavar="FILE",
+                         help="a JSON, TOML or YAML profile (default: the embedded default)")
+    command.add_argument("--workspace", metavar="DIR", help="the workspace folder, created if missing and kept "
+                         "(default: a fresh demo workspace, removed at exit)")
+    command.add_argument("--scene", choices=("chat", "session"), default="chat",
+                         help="the scene whose tools the profile offers (default chat)")
+
+
+def _snapshot(snapshot: Snapshot, args: argparse.Namespace) -> int:
+    """Print the tool list (or, with --check, its problems); say on stderr why tools are missing."""
+    for diagnostic in snapshot.diagnostics:
+        print(f"toolbench: {diagnostic.code}: {diagnostic.tool_id}: {diagnostic.message}", file=sys.stderr)
+    if not snapshot.bindings:  # a profile that denies or misnames every tool: say so, even without --check
+        print("toolbench: cli.snapshot_empty: the snapshot offers no tool (see the lines above, and the "
+              "profile's allow and deny lists)", file=sys.stderr)
+    if not args.check:
+        _print(snapshot.render(args.protocol, schema=args.gemini_schema))
+        return 0
+    problems = snapshot.check(schema=args.gemini_schema)
+    _print([dataclasses.asdict(p) for p in problems])
+    return 1 if not snapshot.bindings or any(p.fatal and not p.repaired for p in problems) else 0
+
+
+def _call(result: ToolResult, *, temporary: bool) -> int:
+    """Print the result; 1 if it is an error. Files it names in a temporary workspace are gone at
+    exit: keeping them would leave a folder in the temp dir per call that nothing removes."""
+    _print(result.model_dump(mode="json", by_alias=True))
+    files = [*result.resource_refs, *(a.path for a in result.attachments)]
+    if temporary and files:
+        print(f"toolbench: cli.result_files_removed: the result names {len(files)} file(s) of a temporary "
+              "workspace, removed at exit; pass --workspace DIR to keep them", file=sys.stderr)
+    return 1 if result.is_error else 0
 
 
 def _bench_options(command: argparse.ArgumentParser) -> None:

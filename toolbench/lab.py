@@ -3,8 +3,11 @@
 The bundled notebooks are copied into D (default `./toolbench-notebooks`): a file already
 there is never overwritten (it may hold the user's edits) and the installed files are never
 opened for writing. Then `jupyter lab` serves D on a port and token chosen here, so the URL
-is printed on stdout (one line, before the server is up) without reading Jupyter's logs.
-Every option this command does not know goes to `jupyter lab` unchanged.
+is known without reading Jupyter's logs; it is printed on stdout (one line) once the server
+answers `/api/status` with that token. If Jupyter exits first (an option it does not know, a
+broken install), a coded line on stderr says so with its exit status, and no URL is printed;
+one that has not answered within START_SECONDS is stopped (exit 2). Every option this command
+does not know goes to `jupyter lab` unchanged.
 
 The server runs in its own process group: Ctrl-C, SIGTERM or SIGHUP to `toolbench lab`
 stops the whole group (SIGTERM, then SIGKILL after a grace period), so no server is left
@@ -14,6 +17,7 @@ behind on the port. Errors print `toolbench: <code>: <message>` on stderr and ex
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import secrets
 import shutil
@@ -21,7 +25,10 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from contextlib import suppress
+from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -29,6 +36,7 @@ from . import ToolbenchError
 
 DEFAULT_DIR = "toolbench-notebooks"
 GRACE_SECONDS = 10.0  # Jupyter stops its kernels on SIGTERM; after this the group is killed
+START_SECONDS = 120.0  # a first JupyterLab start on a busy laptop takes well under this
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -122,10 +130,39 @@ def main(argv: list[str]) -> int:
               "(delete or rename one to get the new one)", file=sys.stderr, flush=True)  # stdout: the URL only
     token = secrets.token_hex(24)
     command = jupyter_command(root, ip=args.ip, port=port, extra=extra)
-    host = f"[{args.ip}]" if ":" in args.ip else args.ip
-    print(f"toolbench lab: serving {root} at http://{host}:{port}/lab?token={token}", flush=True)
+    ready = Ready(f"toolbench lab: serving {root} at {_url(args.ip, port)}/lab?token={token}",
+                  status_url=f"{_url(_PROBE_HOSTS.get(args.ip, args.ip), port)}/api/status", token=token)
     # The token goes in the environment, not the command line (which every local user can read).
-    return _serve(command, cwd=root, env={**os.environ, "JUPYTER_TOKEN": token})
+    return _serve(command, cwd=root, env={**os.environ, "JUPYTER_TOKEN": token}, ready=ready)
+
+
+@dataclass(frozen=True)
+class Ready:
+    """How to tell that the server is up (`status_url` answers 200 to `token`) and what to print then."""
+
+    line: str
+    status_url: str
+    token: str
+
+
+# A server listening on every address is asked on the loopback one.
+_PROBE_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+# No proxy: a user's HTTP_PROXY must not route the probe of a local server elsewhere.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _url(ip: str, port: int) -> str:
+    return f"http://[{ip}]:{port}" if ":" in ip else f"http://{ip}:{port}"
+
+
+def _answers(ready: Ready) -> bool:
+    """Whether the server answers its status URL with 200 for our token (one short request)."""
+    request = urllib.request.Request(ready.status_url, headers={"Authorization": f"token {ready.token}"})
+    try:
+        with _OPENER.open(request, timeout=1.0) as response:
+            return int(response.status) == 200
+    except (OSError, http.client.HTTPException):  # not listening yet, or not answering yet
+        return False
 
 
 def _bindable(ip: str, port: int) -> int:
@@ -151,8 +188,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _serve(command: list[str], *, cwd: Path, env: dict[str, str]) -> int:
-    """Run the server in its own process group until it exits or we are told to stop.
+def _serve(command: list[str], *, cwd: Path, env: dict[str, str], ready: Ready) -> int:
+    """Run the server in its own process group until it exits or we are told to stop; print
+    `ready.line` once it answers (see the module docstring for when it never does).
 
     The signal handlers only note the signal; the loop acts on it once the server exists, so a
     stop that lands while the server is being started still stops it."""
@@ -163,9 +201,25 @@ def _serve(command: list[str], *, cwd: Path, env: dict[str, str]) -> int:
         # Its own session: the terminal's Ctrl-C reaches only us, and we stop the whole group.
         server = subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True,
                                   preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        until = time.monotonic() + START_SECONDS
+        announced = False
         while not stops:
             with suppress(subprocess.TimeoutExpired):
-                return server.wait(timeout=0.2)
+                status = server.wait(timeout=0.2)
+                if not announced:
+                    print(f"toolbench: lab.server_exited: jupyter lab exited with status {status} before it "
+                          "answered (its messages are above)", file=sys.stderr, flush=True)
+                return status
+            if announced:
+                continue
+            if _answers(ready):
+                print(ready.line, flush=True)
+                announced = True
+            elif time.monotonic() > until:
+                print(f"toolbench: lab.server_not_answering: jupyter lab did not answer {ready.status_url} "
+                      f"within {START_SECONDS:g} s; stopped it", file=sys.stderr, flush=True)
+                _stop_group(server)
+                return 2
         _stop_group(server)  # more signals are only noted: they cannot cut the stop short
         return 128 + stops[0]
     finally:
