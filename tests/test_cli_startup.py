@@ -33,6 +33,14 @@ def test_help_imports_no_heavy_module(argv: list[str]) -> None:
     assert json.loads(out.stdout) == [0, True, []]
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["lab", "--help"]])
+def test_top_level_help_imports_no_provider(argv: list[str]) -> None:
+    """The providers load when `--protocol` is checked or `snapshot --help` lists their names."""
+    code = _PROBE.format(argv=argv, heavy=("toolbench.protocols",))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert json.loads(out.stdout) == [0, True, []]
+
+
 def test_the_probe_sees_a_command_that_opens_a_bench() -> None:
     """The same probe on `snapshot` finds the runtime loaded: the check above can fail."""
     code = _PROBE.format(argv=["snapshot"], heavy=HEAVY)
