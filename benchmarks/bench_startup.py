@@ -1,7 +1,10 @@
-"""Start-up: `toolbench snapshot` end to end and `import toolbench`, against `python -c pass`.
+"""Start-up: `toolbench snapshot` end to end, `toolbench --help` and `import toolbench`, against
+`python -c pass`.
 
-Fresh interpreters, interleaved. A separate run lists which heavy modules (the MCP SDK, pandas,
-the widgets, and what only some tools need) each command loaded: they should load only when used.
+Fresh interpreters, interleaved. A separate run lists which heavy modules (pydantic, the MCP SDK,
+jsonschema, pandas, the widgets, and what only some tools need) each command loaded: they should
+load only when used (`--help` and `import toolbench` load none: each public name is imported on
+first use).
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ import sys
 
 from . import _common as c
 
-HEAVY = ("mcp", "pandas", "ipywidgets", "IPython", "jupyterlab", "openai", "anthropic", "google.genai", "croniter",
-         "frontmatter", "pathspec")
+HEAVY = ("pydantic", "mcp", "jsonschema", "pandas", "ipywidgets", "IPython", "jupyterlab", "openai", "anthropic",
+         "google.genai", "croniter", "frontmatter", "pathspec")
 _REPORT = "import json, sys; print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)"
 COMMANDS = {
     "python -c pass": [sys.executable, "-c", "pass"],
     "import toolbench": [sys.executable, "-c", "import toolbench"],
+    "toolbench --help": [sys.executable, "-m", "toolbench", "--help"],
     "toolbench snapshot": [sys.executable, "-m", "toolbench", "snapshot"],
 }
 
@@ -26,9 +30,11 @@ def _loaded(label: str) -> list[str]:
     probe = _REPORT.format(heavy=HEAVY)
     if label == "import toolbench":
         code = f"import toolbench; {probe}"
-    elif label == "toolbench snapshot":
+    elif label.startswith("toolbench "):
+        argv = label.split()[1:]
         code = ("import contextlib, io\nfrom toolbench.cli import main\n"
-                f"with contextlib.redirect_stdout(io.StringIO()): main(['snapshot'])\n{probe}")
+                f"with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit): main({argv!r})\n"
+                f"{probe}")
     else:
         code = probe
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -36,8 +42,9 @@ def _loaded(label: str) -> list[str]:
 
 
 def run(smoke: bool) -> c.Report:
-    """Start-up: toolbench snapshot and import toolbench against python -c pass."""
-    report = c.Report("startup", "toolbench snapshot and import toolbench against python -c pass", smoke)
+    """Start-up: toolbench snapshot, toolbench --help and import toolbench against python -c pass."""
+    report = c.Report("startup", "toolbench snapshot, toolbench --help and import toolbench against python -c pass",
+                      smoke)
     repeats = 3 if smoke else 9
 
     def runner(argv: list[str]) -> object:

@@ -83,6 +83,37 @@ def test_import_toolbench_pulls_in_no_heavy_dependency():
     assert out.stdout.strip() == "[]"
 
 
+def test_each_name_is_imported_on_first_use_from_the_module_the_type_checkers_read():
+    """`__all__`, the lazy table and the `if TYPE_CHECKING:` imports name the same things."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+                   and not isinstance(n.test, ast.UnaryOp))
+    typed = {alias.name: "." + (node.module or "") for node in guarded.body if isinstance(node, ast.ImportFrom)
+             for alias in node.names}
+    assert typed == toolbench._HOME
+    assert set(toolbench._HOME) == set(toolbench.__all__)
+
+
+def test_import_toolbench_imports_no_name_until_one_is_used():
+    code = (
+        "import sys, toolbench\n"
+        "before = sorted(m for m in sys.modules if m.startswith('toolbench.') or m.split('.')[0] == 'pydantic')\n"
+        "from toolbench import ToolbenchError\n"
+        "print(before, 'toolbench.runtime' in sys.modules, ToolbenchError.__module__)\n"
+        "print(sorted(dir(toolbench)) == sorted({*vars(toolbench), *toolbench.__all__}))\n"
+        "try:\n    toolbench.NotAName\nexcept AttributeError as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.splitlines() == ["[] False toolbench.core.errors", "True", "AttributeError"]
+
+
+def test_help_lists_every_public_name():
+    import pydoc
+
+    text = pydoc.render_doc(toolbench, renderer=pydoc.plaintext)
+    assert all(name in text for name in ("Workbench", "ToolArguments", "Profile", "RunRound"))
+
+
 # --- one list of codes --------------------------------------------------------------------
 
 _CODE_CALLS = {"ToolbenchError", "ToolError", "OutcomeUnknown", "error_result", "_refuse", "Diagnostic"}

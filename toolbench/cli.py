@@ -49,9 +49,20 @@ def _stops_unwind() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def _main(argv: list[str]) -> int:
-    from .protocols import names
+class _ProtocolNames:
+    """`protocols.names()`, read when argparse checks `--protocol` or prints `snapshot --help`:
+    `toolbench --help` and the other commands do not import the providers."""
 
+    def __iter__(self) -> Iterator[str]:
+        from .protocols import names
+
+        return iter(names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in list(self)
+
+
+def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="toolbench", description="A workbench for an LLM agent's tool runtime.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -60,8 +71,9 @@ def _main(argv: list[str]) -> int:
                           "goes to stderr, one coded line each. Exit 0; with --check, 1 when a provider would "
                           "refuse the list or it holds no tool; 2 on a usage or configuration error.")
     _common_options(snap)
-    snap.add_argument("--protocol", choices=names(), default="openai",
-                      help="the provider API whose tool format to print (default openai)")
+    # A metavar, so argparse reads the names when it checks a value or prints this help, not here.
+    snap.add_argument("--protocol", choices=_ProtocolNames(), default="openai", metavar="PROTOCOL",
+                      help="the provider API whose tool format to print: %(choices)s (default %(default)s)")
     snap.add_argument("--check", action="store_true",
                       help="list each provider's problems with the tool list; exit 1 if any would refuse it "
                       "or the list holds no tool")

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import MISSING, ToolbenchError, ToolId, Workbench
-from .cli_bench import load_servers
+from . import MISSING, ToolbenchError, ToolId
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the bench's modules load when a check runs, not for `toolbench --help`
+    from . import Workbench
     from .mcp import McpServerInfo
 
 Scene = Literal["chat", "session"]
@@ -101,6 +101,8 @@ def run_check(bench: Workbench, config: str | Path, *, servers: Sequence[str] = 
               gemini_schema: str = "json-schema", timeout: float | None = None) -> dict[str, Any]:
     """Connect, check and smoke-call; the report (`JSON_HELP` gives its shape). `timeout` is
     the seconds of each server that gives none in the config."""
+    from .cli_bench import load_servers
+
     smoke = smoke_calls(config)  # before connecting: a malformed block starts no server
     infos = load_servers(bench, config, servers, timeout)
     snapshot = bench.invocation(scene).snapshot

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from toolbench.core.errors import CODES, ToolbenchError
 from toolbench.examples.demo_mcp import build_server
 from toolbench.mcp import HttpTransport, InProcessTransport, SdkTransport, StdioTransport
 from toolbench.mcp._config import ServerOptions, ServerSpec, allocate_id, parse_mcp_json, slugify
-from toolbench.mcp._tools import name_problem, schema_problem
+from toolbench.mcp._tools import name_problem, output_check, schema_problem
 
 
 @pytest.mark.parametrize(
@@ -208,10 +210,50 @@ def test_tool_name_rule(name: Any, valid: bool) -> None:
         ({"type": "object", "required": "x"}, False),
         ({"type": "object", "minProperties": -1}, False),
         ([], False),
+        # a `$schema` naming no known dialect is checked as draft 2020-12
+        ({"type": "object", "$schema": "https://example.com/own-dialect"}, True),
+        ({"type": "object", "$schema": "https://example.com/own-dialect", "properties": {"x": {"type": 5}}}, False),
+        ({"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"type": "string"}}}, True),
+        # a $ref resolves within the schema or not at all: arguments could not be checked against it
+        ({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}, False),
+        ({"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/a.json"}}}, False),
     ],
 )
 def test_input_schema_rule(schema: Any, valid: bool) -> None:
     assert (schema_problem(schema) is None) is valid
+
+
+def test_input_schema_problem_names_where_the_schema_breaks() -> None:
+    problem = schema_problem({"type": "object", "properties": {"x": {"type": 5}}})
+    assert problem is not None and problem.startswith("inputSchema is not a valid JSON Schema at properties/x/type: ")
+    assert "does not resolve" in str(schema_problem({"type": "object", "properties": {"a": {"$ref": "#/nope"}}}))
+
+
+def test_output_check_reports_the_shallowest_mismatch() -> None:
+    check, problem = output_check({"type": "object", "properties": {"p": {"type": "object", "properties": {
+        "x": {"type": "integer"}}}}, "required": ["p", "q"]})
+    assert check is not None and problem is None
+    assert check.problem({"structuredContent": {"p": {"x": 1}, "q": 0}}) is None
+    assert check.problem({"structuredContent": {"p": {"x": "one"}, "q": 0}}) == (
+        'structuredContent does not match the outputSchema at p/x: "one" is not of type "integer"')
+    found = check.problem({"structuredContent": {"p": {"x": "one"}}})
+    assert found is not None and found.startswith("structuredContent does not match the outputSchema at (root): ")
+    assert check.problem({"isError": True}) is None
+
+
+def test_an_output_schema_whose_ref_does_not_resolve_is_no_check() -> None:
+    check, problem = output_check({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}})
+    assert check is None and problem is not None and problem.startswith("outputSchema has a $ref that does not resolve")
+
+
+def test_checking_tools_imports_no_pure_python_jsonschema() -> None:
+    """jsonschema's format grammars took seconds to import before `toolbench check` listed a tool."""
+    code = ("import sys\nfrom toolbench.mcp._tools import build_records, schema_problem\n"
+            "schema_problem({'type': 'object', 'properties': {'x': {'type': 'string', 'format': 'uri'}}})\n"
+            "slow = ('jsonschema', 'rfc3987_syntax', 'referencing')\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in slow))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
 
 
 def test_every_mcp_code_in_the_package_is_listed() -> None:

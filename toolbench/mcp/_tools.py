@@ -10,18 +10,25 @@ A listed tool is left out, with a diagnostic, when:
   colons and non-ASCII letters are accepted: call names are sanitised (and cut to 64 bytes) when
   a snapshot is made, and the ToolId keeps the native name verbatim;
 - its `inputSchema` is not a valid JSON Schema for its declared dialect (draft 2020-12 when
-  `$schema` is absent): `mcp.tool_schema_invalid`;
+  `$schema` is absent or names no dialect), or has a `$ref` that does not resolve within it
+  (arguments could not be checked against it): `mcp.tool_schema_invalid`;
 - an earlier tool in the same listing has the same name: `mcp.tool_duplicate`.
 
 A kept tool may carry warnings (`ToolRecord.warnings`, the tool is offered all the same):
 
 - `mcp.tool_name_long`: the name is over the MCP spec's 128 characters (upstream offers such a
   tool, under a call name cut like any other);
-- `mcp.output_schema_invalid`: its `outputSchema` is not a valid JSON Schema (or broke the wire
-  check and was taken out by the transport monitor), so its results are not checked.
+- `mcp.output_schema_invalid`: its `outputSchema` is not a valid JSON Schema, has a `$ref` that
+  does not resolve within it, or broke the wire check and was taken out by the transport
+  monitor, so its results are not checked.
 
 `OutputCheck` checks a result's `structuredContent` against the tool's `outputSchema` (compiled
 once per listing), as the MCP Inspector does: a mismatch is a note on the result, not a failure.
+
+Schemas are compiled by jsonschema-rs, as call arguments are (`core.schema_check`): it imports
+in milliseconds, where the pure-Python jsonschema pulls in format grammars that took seconds
+(`rfc3987_syntax`) before `toolbench check` could list a tool. A `$ref` resolves within the
+schema, never over the network (`offline=True`, as the SDK's empty registry does).
 """
 
 from __future__ import annotations
@@ -31,11 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.exceptions import best_match
-from jsonschema.validators import validator_for
-from referencing import Registry
-from referencing.exceptions import Unresolvable
+import jsonschema_rs
 
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError
@@ -60,12 +63,14 @@ class OutputCheck:
         if "structuredContent" not in result:
             return "the tool declares an outputSchema but returned no structuredContent"
         try:
-            error = best_match(self.validator.iter_errors(result["structuredContent"]))
-        except Unresolvable as exc:
-            return f"the outputSchema has a $ref that does not resolve: {exc}"
-        if error is None:
+            errors = list(self.validator.iter_errors(result["structuredContent"]))
+        except ValueError as exc:  # jsonschema-rs converts the value first and stops past ~255 levels
+            return f"structuredContent could not be checked: {exc}"
+        if not errors:
             return None
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        # The shallowest error, as jsonschema's best_match prefers: the one nearest what the tool got wrong.
+        error = min(errors, key=lambda e: len(e.instance_path))
+        where = "/".join(str(p) for p in error.instance_path) or "(root)"
         return f"structuredContent does not match the outputSchema at {where}: {error.message}"
 
 
@@ -104,12 +109,7 @@ def schema_problem(schema: Any) -> str | None:
         return "inputSchema is not an object"
     if schema.get("type") != "object":
         return "inputSchema's type is not `object`"
-    try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        return f"inputSchema is not a valid JSON Schema at {where}: {exc.message}"
-    return None
+    return _compile(schema, "inputSchema")[1]
 
 
 def output_check(schema: Any) -> tuple[OutputCheck | None, str | None]:
@@ -118,14 +118,33 @@ def output_check(schema: Any) -> tuple[OutputCheck | None, str | None]:
         return None, None
     if not isinstance(schema, dict):
         return None, "outputSchema is not an object"
-    cls = validator_for(schema, default=Draft202012Validator)
+    validator, problem = _compile(schema, "outputSchema")
+    return (None if validator is None else OutputCheck(validator)), problem
+
+
+def _compile(schema: dict[str, Any], field: str) -> tuple[Any, str | None]:
+    """`schema` compiled for its dialect (the check against its meta-schema comes with it), or
+    why `field` cannot be one."""
     try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        return None, f"outputSchema is not a valid JSON Schema at {where}: {exc.message}"
-    # An empty registry, as the SDK uses: a $ref resolves within the schema, never over the network.
-    return OutputCheck(cls(schema, registry=Registry())), None
+        try:
+            return jsonschema_rs.validator_for(schema, offline=True), None
+        except jsonschema_rs.ValidationError as exc:
+            # A `$schema` naming no dialect jsonschema-rs knows: checked as draft 2020-12, as the
+            # pure-Python jsonschema did (and the SDK does).
+            if "$schema" not in schema or not _unresolved(exc):
+                raise
+            return jsonschema_rs.Draft202012Validator(schema, offline=True), None
+    except jsonschema_rs.ValidationError as exc:
+        if _unresolved(exc):
+            return None, f"{field} has a $ref that does not resolve: {exc.message}"
+        where = "/".join(str(p) for p in exc.instance_path) or "(root)"
+        return None, f"{field} is not a valid JSON Schema at {where}: {exc.message}"
+    except ValueError as exc:  # nested past the ~255 levels jsonschema-rs converts
+        return None, f"{field} could not be checked: {exc}"
+
+
+def _unresolved(error: jsonschema_rs.ValidationError) -> bool:
+    return isinstance(error.kind, jsonschema_rs.ValidationErrorKind.Referencing)
 
 
 def build_records(
