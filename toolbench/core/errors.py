@@ -22,6 +22,8 @@ CODES: dict[str, str] = {
     "tool.native_name_empty": "a ToolId's native name is empty",
     "extension.tool_identity_required": "an extension tool needs a non-blank extension id and name",
     # arguments
+    "tool.schema_invalid": "the tool's own input schema cannot be compiled (a $ref that does not resolve, "
+    "not JSON Schema); the call is not run and retrying will not help",
     "tool.invalid_arguments": "the call's arguments are not a JSON object, or break the tool's schema",
     # catalog, descriptors, snapshots
     "tool.catalog_duplicate_id": "two tools in one catalog share a ToolId",

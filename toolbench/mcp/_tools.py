@@ -38,11 +38,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema_rs
-
 from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError
 from ..core.ids import ToolId
+from ..core.schema_check import SchemaInvalid, compile_schema
 from ._config import ServerSpec
 from ._wire import RejectedTool
 
@@ -123,28 +122,11 @@ def output_check(schema: Any) -> tuple[OutputCheck | None, str | None]:
 
 
 def _compile(schema: dict[str, Any], field: str) -> tuple[Any, str | None]:
-    """`schema` compiled for its dialect (the check against its meta-schema comes with it), or
-    why `field` cannot be one."""
+    """`schema` compiled (`core.schema_check.compile_schema`), or why `field` cannot be one."""
     try:
-        try:
-            return jsonschema_rs.validator_for(schema, offline=True), None
-        except jsonschema_rs.ValidationError as exc:
-            # A `$schema` naming no dialect jsonschema-rs knows: checked as draft 2020-12, as the
-            # pure-Python jsonschema did (and the SDK does).
-            if "$schema" not in schema or not _unresolved(exc):
-                raise
-            return jsonschema_rs.Draft202012Validator(schema, offline=True), None
-    except jsonschema_rs.ValidationError as exc:
-        if _unresolved(exc):
-            return None, f"{field} has a $ref that does not resolve: {exc.message}"
-        where = "/".join(str(p) for p in exc.instance_path) or "(root)"
-        return None, f"{field} is not a valid JSON Schema at {where}: {exc.message}"
-    except ValueError as exc:  # nested past the ~255 levels jsonschema-rs converts
-        return None, f"{field} could not be checked: {exc}"
-
-
-def _unresolved(error: jsonschema_rs.ValidationError) -> bool:
-    return isinstance(error.kind, jsonschema_rs.ValidationErrorKind.Referencing)
+        return compile_schema(schema), None
+    except SchemaInvalid as exc:
+        return None, f"{field} {exc}"
 
 
 def build_records(

@@ -36,6 +36,7 @@ from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ..core.loop import CANCEL_GRACE_SECONDS
 from ..core.results import Attachment, ToolOutput
+from ..core.schema_check import SchemaInvalid, compile_schema
 from ..tools.base import ToolContext
 from .sources import PERMISSIONS, ToolSource
 
@@ -229,6 +230,11 @@ def make_extension_tool(
         input_schema = _clean_schema(model.model_json_schema())
     elif not isinstance(input_schema, dict) or input_schema.get("type") != "object":
         raise ToolbenchError("bench.misuse", "input_schema must be a JSON Schema object with type `object`")
+    else:
+        try:  # refused here, where the developer can fix it, not at the model's first call
+            compile_schema(input_schema)
+        except SchemaInvalid as exc:
+            raise ToolbenchError("bench.misuse", f"input_schema {exc}") from None
     bad_scenes = set(scenes) - {"chat", "session"}
     if bad_scenes or not scenes:
         raise ToolbenchError("bench.misuse", "scenes must be a non-empty subset of ('chat', 'session')")
