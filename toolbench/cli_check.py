@@ -73,8 +73,9 @@ JSON_HELP = """\
   protocol "mcp" marks what the server listed wrong (fatal: the tool is not offered) or warned
   about (mcp.tool_renamed: the call name is not mcp__<server>__<tool>; mcp.server_stdout_noise:
   non-JSON-RPC lines on stdout; mcp.capability_not_offered: the server asked for sampling or
-  elicitation, which check does not answer); a problem counts when fatal and not repaired. Smoke calls come from each server's
-  "toolbench": {"smoke": [{"tool", "arguments", "expectError"}]} block in the config."""
+  elicitation, which check does not answer); a problem counts when fatal and not repaired.
+  Smoke calls come from each server's "toolbench": {"smoke": [{"tool", "arguments",
+  "expectError"}]} block in the config."""
 
 
 @dataclass(frozen=True, slots=True)
