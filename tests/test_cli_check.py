@@ -219,10 +219,10 @@ def test_sigterm_to_check_closes_the_bench(tmp_path):
     assert seen == {"started": True, "code": 143, "left": [], "folders": [], "traceback": False}
 
 
-def test_a_config_with_no_server_is_a_problem(tmp_path):
+def test_a_config_with_no_server_is_a_problem_and_the_summary_says_why(tmp_path):
     code, out, _ = cli(tmp_path, {}, "check", "--mcp-config", "CONFIG")
     assert code == 1 and out.endswith("0 server(s), 0 unreachable, 0 fatal problem(s), 0 repaired, "
-                                      "0 smoke call(s) failed: exit 1\n")
+                                      "0 smoke call(s) failed: exit 1 (the config names no server)\n")
 
 
 def test_timeout_bounds_the_servers_that_set_none(tmp_path):
@@ -237,3 +237,75 @@ def test_timeout_bounds_the_servers_that_set_none(tmp_path):
     code, _, err = cli(tmp_path, {"stuck": fault_server("hangs_in_init")}, "check", "--mcp-config", "CONFIG",
                        "--timeout", "-1")
     assert code == 2 and "a positive number of seconds" in err  # argparse's usage error, no server started
+
+
+def test_demo_checks_the_packaged_demo_server_without_a_checkout(tmp_path):
+    """`check --demo` needs no file: the demo server runs with this interpreter, its smoke
+    calls pass; --demo and --mcp-config together are a usage error."""
+    code, out, err = run_with_deadline(CLI, args=("check", "--demo", "--format", "json"), deadline=90)
+    report = json.loads(out)
+    assert (code, report["exit_code"], err) == (0, 0, "")
+    [server] = report["servers"]
+    assert (server["name"], server["state"]) == ("demo", "active")
+    assert [(s["tool"], s["ok"]) for s in server["smoke"]] == [("echo", True), ("fail", True)]
+    code, _, err = cli(tmp_path, {}, "check", "--demo", "--mcp-config", "CONFIG")
+    assert code == 2 and "not allowed with argument" in err
+
+
+def test_the_text_report_collapses_a_rule_repeated_in_one_tool_and_the_json_keeps_each(tmp_path):
+    code, out, _ = cli(tmp_path, {"demo": demo_server()}, "check", "--mcp-config", "CONFIG")
+    assert code == 0
+    nested = [line for line in out.splitlines() if "schema.title_nested" in line]
+    assert len(nested) == 6  # one per tool with properties (8 properties), not one per property
+    [issue] = [line for line in nested if " issue.create:" in line]
+    assert "schema.title_nested (2x) at /properties/title/title, /properties/body/title:" in issue
+    code, out, _ = cli(tmp_path, {"demo": demo_server()}, "check", "--mcp-config", "CONFIG", "--format", "json")
+    [server] = json.loads(out)["servers"]
+    paths = [p["path"] for p in server["problems"]
+             if p["rule"] == "schema.title_nested" and p["tool"] == "issue.create"]
+    assert paths == ["/properties/title/title", "/properties/body/title"]
+
+
+def test_capability_not_offered_is_reported_only_for_a_server_that_asked(tmp_path):
+    code, out, _ = cli(tmp_path, {"demo": demo_server()}, "check", "--mcp-config", "CONFIG", "--format", "json")
+    assert code == 0
+    assert "mcp.capability_not_offered" not in out  # the demo server never asks for sampling
+    smoke = {"smoke": [{"tool": "sample", "expectError": False}]}
+    code, out, _ = cli(tmp_path, {"asks": fault_server("asks_anyway", toolbench=smoke)}, "check", "--mcp-config",
+                       "CONFIG", "--format", "json")
+    [server] = json.loads(out)["servers"]
+    [note] = [p for p in server["problems"] if p["rule"] == "mcp.capability_not_offered"]
+    assert (note["tool"], note["fatal"], code) == (None, False, 0)
+    assert "sampling" in note["message"] and "elicitation" not in note["message"]
+    assert "bench.mcp" not in note["message"] and "informational" in note["message"].lower()
+
+
+def test_tools_whose_call_name_is_not_prefix_plus_name_are_reported_with_why(tmp_path):
+    code, out, _ = cli(tmp_path, {"weird": fault_server("weird_names")}, "check", "--mcp-config", "CONFIG",
+                       "--format", "json")
+    [server] = json.loads(out)["servers"]
+    renamed = {p["tool"]: p for p in server["problems"] if p["rule"] == "mcp.tool_renamed"}
+    assert code == 0 and not any(p["fatal"] for p in renamed.values())
+    cut = "mcp__weird__" + "x" * 52
+    assert {tool: p["call_name"] for tool, p in renamed.items()} == {
+        "bad name!": "mcp__weird__bad_name", "bad.name": "mcp__weird__bad_name__2",
+        "x" * 80: cut, "x" * 79 + "1": cut[:-3] + "__2"}
+    assert "sanitised" in renamed["bad name!"]["message"] and "de-duplicated" not in renamed["bad name!"]["message"]
+    assert "sanitised" in renamed["bad.name"]["message"] and "de-duplicated" in renamed["bad.name"]["message"]
+    assert "the order the server lists its tools" in renamed["bad.name"]["message"]
+    assert "truncated" in renamed["x" * 80]["message"] and "sanitised" not in renamed["x" * 80]["message"]
+    assert "truncated" in renamed["x" * 79 + "1"]["message"] and "de-duplicated" in renamed["x" * 79 + "1"]["message"]
+    code, out, _ = cli(tmp_path, {"weird": fault_server("weird_names")}, "check", "--mcp-config", "CONFIG")
+    assert "note mcp bad.name: mcp.tool_renamed: the model sees `mcp__weird__bad_name__2`" in out
+
+
+def test_junk_on_a_stdio_servers_stdout_is_a_finding_with_the_first_line(tmp_path):
+    smoke = {"smoke": [{"tool": "echo", "arguments": {"text": "hi"}}]}
+    code, out, _ = cli(tmp_path, {"chatty": fault_server("chatty", toolbench=smoke)}, "check", "--mcp-config",
+                       "CONFIG", "--format", "json")
+    [server] = json.loads(out)["servers"]
+    [junk] = [p for p in server["problems"] if p["rule"] == "mcp.server_stdout_noise"]
+    assert (code, junk["fatal"], server["smoke"][0]["ok"]) == (0, False, True)
+    assert "chatty: starting up (not JSON-RPC)" in junk["message"]
+    code, out, _ = cli(tmp_path, {"demo": demo_server()}, "check", "--mcp-config", "CONFIG", "--format", "json")
+    assert "mcp.server_stdout_noise" not in out

@@ -101,7 +101,10 @@ def _main(argv: list[str]) -> int:
                            "or the config names no server), 2 when a server cannot be reached. Each server's "
                            "`timeout` in the config (seconds; else --timeout, else 60) bounds its connecting "
                            "and listing, and each smoke call.")
-    check.add_argument("--mcp-config", required=True, metavar="FILE", help="an mcp.json ({\"mcpServers\": {...}})")
+    source = check.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mcp-config", metavar="FILE", help="an mcp.json ({\"mcpServers\": {...}})")
+    source.add_argument("--demo", action="store_true", help="check the packaged demo server "
+                        "(toolbench.examples.demo_mcp, run with this interpreter) and its smoke calls: no file needed")
     check.add_argument("--server", action="append", default=[], metavar="NAME",
                        help="check only this server (repeatable; default: every server of the file)")
     check.add_argument("--profile", help="a JSON, TOML or YAML profile (naming style, strict modes, overrides)")
@@ -122,8 +125,9 @@ def _main(argv: list[str]) -> int:
     from .cli_bench import load_servers, open_bench, unreachable, unreachable_line
 
     try:
+        # check's --demo is the demo MCP server (cli_check.demo_config), not the demo extension tools
         with open_bench(args.workspace, args.profile, seed=getattr(args, "seed", None),
-                        demo=getattr(args, "demo", False)) as bench:
+                        demo=getattr(args, "demo", False) and args.command != "check") as bench:
             if args.command == "check":
                 return _check(bench, args)
             if args.mcp_config is not None:
@@ -198,9 +202,10 @@ def _seconds(text: str) -> float:
 
 def _check(bench: Workbench, args: argparse.Namespace) -> int:
     from .cli_bench import unreachable_line
-    from .cli_check import render_text, run_check
+    from .cli_check import demo_config, render_text, run_check
 
-    report = run_check(bench, args.mcp_config, servers=args.server, scene=args.scene,
+    config = demo_config() if args.demo else args.mcp_config
+    report = run_check(bench, config, servers=args.server, scene=args.scene,
                        gemini_schema=args.gemini_schema, timeout=args.timeout)
     for server in report["servers"]:
         if server["error"] is not None:

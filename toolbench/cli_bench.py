@@ -15,9 +15,9 @@ Rules where the issue was silent:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import ToolbenchError, Workbench
 
@@ -42,10 +42,10 @@ def open_bench(workspace: str | None, profile: str | None, *, seed: int | None =
     return bench
 
 
-def load_servers(bench: Workbench, config: str | Path, only: Sequence[str] = (),
+def load_servers(bench: Workbench, config: str | Path | Mapping[str, Any], only: Sequence[str] = (),
                  timeout: float | None = None) -> list[McpServerInfo]:
-    """Register the servers of `config` (all, or the ones named in `only`), connect them, allow
-    their tools, and return their states (`failed` ones carry a coded diagnostic).
+    """Register the servers of `config` (a path or the parsed object; all, or the ones named in
+    `only`), connect them, allow their tools, and return their states (`failed` ones carry a coded diagnostic).
 
     Raises `mcp.config_invalid` for a bad file and `mcp.server_unknown` for a name in `only`
     that the file does not hold."""

@@ -17,6 +17,17 @@ projection). A smoke call fails when its outcome differs from `expectError`.
 Exit status: 2 when a server cannot be reached (even if others are fine), else 1 when a
 problem is fatal (a provider would refuse a tool, or the server listed a tool toolbench cannot
 offer) or a smoke call failed, else 0. Repaired and non-fatal findings are listed, not counted.
+
+Rules where the issue was silent:
+
+- `--demo` checks the packaged demo server (`demo_config`), so a wheel install has a config.
+- A call name is one for every provider (the allocator makes it valid for all), so a renamed
+  tool is one note, not one per provider.
+- `mcp.capability_not_offered` is said only of a server that asked for a capability during the
+  check (a request on the wire that was refused): the MCP spec gives a server no way to declare
+  that it needs one, and a CLI check has no handler to set.
+- The text report collapses a rule met at many paths of one tool (the same message) into one
+  line; the JSON report keeps each finding.
 """
 
 from __future__ import annotations
@@ -36,6 +47,15 @@ if TYPE_CHECKING:  # the bench's modules load when a check runs, not for `toolbe
 Scene = Literal["chat", "session"]
 REPORT_VERSION = 1
 CONTENT_CHARS = 500  # of a smoke call's content in the report: enough to see why it failed
+PATHS_SHOWN = 3  # of a collapsed line's paths in the text report (the JSON report has them all)
+# The requests a server sends for a client capability (MCP spec: roots, sampling, elicitation).
+ASKS = {"roots/list": "roots", "sampling/createMessage": "sampling", "elicitation/create": "elicitation"}
+RENAMED = {
+    "sanitised": "sanitised (characters outside A-Z a-z 0-9 _ - replaced, runs of _ squeezed)",
+    "truncated": "truncated (a call name is at most 64 bytes)",
+    "de-duplicated": "de-duplicated (another tool took the name first; which tool gets the suffix depends on "
+                     "the order the server lists its tools)",
+}
 
 JSON_HELP = """\
 --format json prints one JSON document:
@@ -49,8 +69,11 @@ JSON_HELP = """\
                 "smoke": [{"tool", "call_name", "arguments", "expect_error", "is_error",
                            "error_code", "ok", "content"}]}]}
   protocol "mcp" marks what the server listed wrong (fatal: the tool is not offered) or warned
-  about; a problem counts when fatal and not repaired. Smoke calls come from each server's
-  "toolbench": {"smoke": [{"tool", "arguments", "expectError"}]} block in the config."""
+  about (mcp.tool_renamed: the call name is not mcp__<server>__<tool>; mcp.server_stdout_noise:
+  non-JSON-RPC lines on stdout; mcp.capability_not_offered: the server asked for sampling or
+  elicitation, which check does not answer); a problem counts when fatal and not repaired.
+  Smoke calls come from each server's "toolbench": {"smoke": [{"tool", "arguments",
+  "expectError"}]} block in the config."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +85,24 @@ class SmokeCall:
     expect_error: bool = False
 
 
-def smoke_calls(config: str | Path) -> dict[str, list[SmokeCall]]:
-    """The smoke calls of each server of `config`, by server name; `mcp.config_invalid` names
-    the server and the entry of a malformed block."""
+def demo_config() -> dict[str, Any]:
+    """The `mcp.json` of `toolbench check --demo`: the packaged demo server, run with this
+    interpreter (a wheel install has no checkout's examples/mcp.json), with two smoke calls."""
+    from .examples.demo_mcp import stdio_config  # the MCP SDK: only when --demo is checked
+
+    command, *args = stdio_config()["command"]
+    smoke = [{"tool": "echo", "arguments": {"text": "hi"}},
+             {"tool": "fail", "arguments": {"message": "boom"}, "expectError": True}]
+    return {"mcpServers": {"demo": {"command": command, "args": args, "env": stdio_config()["env"],
+                                    "toolbench": {"smoke": smoke}}}}
+
+
+def smoke_calls(config: str | Path | Mapping[str, Any]) -> dict[str, list[SmokeCall]]:
+    """The smoke calls of each server of `config` (a path or the parsed object), by server name;
+    `mcp.config_invalid` names the server and the entry of a malformed block."""
     try:
-        servers = json.loads(Path(config).read_text(encoding="utf-8")).get("mcpServers", {})
+        document = config if isinstance(config, Mapping) else json.loads(Path(config).read_text(encoding="utf-8"))
+        servers = document.get("mcpServers", {})
     except (OSError, ValueError, AttributeError) as exc:  # the loader has read it already
         raise ToolbenchError("mcp.config_invalid", f"cannot read MCP config {config}: {exc}") from exc
     if not isinstance(servers, Mapping):
@@ -97,7 +133,8 @@ def smoke_calls(config: str | Path) -> dict[str, list[SmokeCall]]:
     return out
 
 
-def run_check(bench: Workbench, config: str | Path, *, servers: Sequence[str] = (), scene: Scene = "chat",
+def run_check(bench: Workbench, config: str | Path | Mapping[str, Any], *, servers: Sequence[str] = (),
+              scene: Scene = "chat",
               gemini_schema: str = "json-schema", timeout: float | None = None) -> dict[str, Any]:
     """Connect, check and smoke-call; the report (`JSON_HELP` gives its shape). `timeout` is
     the seconds of each server that gives none in the config."""
@@ -127,6 +164,9 @@ def _server_report(bench: Workbench, info: McpServerInfo, snapshot: Any, problem
              if tool_id.provider == info.provider}
     native = {call_name: str(tool_id.name) for tool_id, call_name in names.items()}
     reachable = info.state != "failed"
+    # the smoke calls first: a server may ask for a capability only during a call
+    # (a disabled server is listed as the file has it, and its smoke calls are not made)
+    calls = [_smoke(bench, info, names, call, scene) for call in smoke] if info.state == "active" else []
     found: list[dict[str, Any]] = []
     for tool in info.tools:
         if tool.problem_code is not None:
@@ -134,8 +174,17 @@ def _server_report(bench: Workbench, info: McpServerInfo, snapshot: Any, problem
         found += [_finding("mcp", tool.name, None, w.code, w.message, fatal=False) for w in tool.warnings]
     # the server's warnings repeat its tools' (in other words): list those once, under the tool
     tool_codes = {w.code for tool in info.tools for w in tool.warnings}
+    # what toolbench did not declare is said only of a server that asked for it: a CLI check
+    # answers no sampling or elicitation, so the warning's advice (set a handler) is not for it
     found += [_finding("mcp", None, None, w.code, w.message, fatal=False)
-              for w in info.warnings if w.code not in tool_codes]
+              for w in info.warnings if w.code not in tool_codes and w.code != "mcp.capability_not_offered"]
+    refused = _refused_asks(bench, info)
+    if refused:
+        found.append(_finding("mcp", None, None, "mcp.capability_not_offered", (
+            f"MCP server `{info.name}` asked for {', '.join(refused)}, which toolbench check does not offer: the "
+            "request was refused. Informational: any client without it sees the same, and the tools that need "
+            "it fail here"), fatal=False))
+    found += _renamed(bench, info, snapshot)
     for problem in problems:
         if problem.call_name in native:
             found.append({**_finding(problem.protocol, native[problem.call_name], problem.call_name, problem.rule,
@@ -150,9 +199,39 @@ def _server_report(bench: Workbench, info: McpServerInfo, snapshot: Any, problem
                    "call_name": names.get(t.tool_id) if t.tool_id is not None else None,
                    "offered": t.tool_id in names} for t in info.tools],
         "problems": found,
-        # a disabled server is listed as the file has it, and its smoke calls are not made
-        "smoke": [_smoke(bench, info, names, call, scene) for call in smoke] if info.state == "active" else [],
+        "smoke": calls,
     }
+
+
+def _refused_asks(bench: Workbench, info: McpServerInfo) -> list[str]:
+    """The capabilities the server asked for (a request seen on the wire) and was refused (an
+    error sent back: toolbench had not declared it)."""
+    if info.state != "active":
+        return []
+    trace = bench.mcp.trace(info.name)
+    refused = {m.id for m in trace if m.direction == "sent" and m.kind == "error"}
+    return list(dict.fromkeys(ASKS[m.method] for m in trace if m.direction == "received" and m.kind == "request"
+                              and m.method in ASKS and m.id in refused))
+
+
+def _renamed(bench: Workbench, info: McpServerInfo, snapshot: Any) -> list[dict[str, Any]]:
+    """A note for each tool a model sees under another name than its server prefix and its own
+    name. The name is one for every provider (valid for all), so it is said once."""
+    from .mcp import mcp_name_changes, plain_mcp_name
+
+    out = []
+    style = bench.profile.tools.naming
+    for tool in info.tools:
+        binding = None if tool.tool_id is None else snapshot.binding_of(tool.tool_id)
+        if binding is None:
+            continue
+        server, own = binding.descriptor.server or info.name, str(binding.tool_id.name)  # what the name was made of
+        changes = mcp_name_changes(style, server, own, binding.call_name)
+        if changes:
+            message = (f"the model sees `{binding.call_name}`, not `{plain_mcp_name(style, server, own)}`: "
+                       + "; ".join(RENAMED[c] for c in changes))
+            out.append(_finding("mcp", own, binding.call_name, "mcp.tool_renamed", message, fatal=False))
+    return out
 
 
 def _finding(protocol: str, tool: str | None, call_name: str | None, rule: str, message: str, *,
@@ -198,21 +277,36 @@ def render_text(report: Mapping[str, Any]) -> str:
             lines.append(f"  unreachable: {server['error']['code']}: {server['error']['message']}")
         if tools:
             lines.append("  tools: " + ", ".join(_show(t["name"]) for t in tools))
-        for p in server["problems"]:
-            label = "repaired" if p["repaired"] else "FATAL" if p["fatal"] else "note"
-            where = f" at {p['path']}" if p["path"] else ""
-            tool = "(server)" if p["tool"] is None else _show(p["tool"])
-            lines.append(f"  {label} {p['protocol']} {tool}: {p['rule']}{where}: {_line(p['message'])}")
+        lines += _problem_lines(server["problems"])
         for s in server["smoke"]:
             outcome = f"error {s['error_code']}" if s["is_error"] else "ok"
             expected = "an error" if s["expect_error"] else "ok"
             verdict = "passed" if s["ok"] else f"FAILED (expected {expected}): {_line(s['content'][:200])}"
             lines.append(f"  smoke {_show(s['tool'])}: {outcome}, {verdict}")
     totals = report["summary"]
+    why = "" if report["servers"] else " (the config names no server)"
     lines.append(f"{totals['servers']} server(s), {totals['unreachable']} unreachable, {totals['fatal']} fatal "
                  f"problem(s), {totals['repaired']} repaired, {totals['smoke_failed']} smoke call(s) failed: "
-                 f"exit {report['exit_code']}")
+                 f"exit {report['exit_code']}{why}")
     return "\n".join(lines) + "\n"
+
+
+def _problem_lines(problems: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per tool, rule and message: a rule met at many paths of one schema (pydantic
+    puts a `title` on every property) is one line with the count and the first paths."""
+    groups: dict[tuple[str, str, str, str, str], list[str]] = {}
+    for p in problems:
+        label = "repaired" if p["repaired"] else "FATAL" if p["fatal"] else "note"
+        tool = "(server)" if p["tool"] is None else _show(p["tool"])
+        groups.setdefault((label, p["protocol"], tool, p["rule"], _line(p["message"])), []).append(p["path"])
+    lines = []
+    for (label, protocol, tool, rule, message), paths in groups.items():
+        count = f" ({len(paths)}x)" if len(paths) > 1 else ""
+        shown = [path for path in paths if path]
+        more = f" and {len(shown) - PATHS_SHOWN} more" if len(shown) > PATHS_SHOWN else ""
+        where = f" at {', '.join(shown[:PATHS_SHOWN])}{more}" if shown else ""
+        lines.append(f"  {label} {protocol} {tool}: {rule}{count}{where}: {message}")
+    return lines
 
 
 def _line(text: Any) -> str:

@@ -193,3 +193,16 @@ def test_mcp_seeds_of_both_styles_are_already_valid_call_names(style, server, to
 @given(style=st.sampled_from(["tauritavern", "liveagent"]), pairs=st.lists(st.tuples(seeds, seeds), max_size=10))
 def test_mcp_seeds_of_any_servers_and_tools_allocate_uniquely(style, pairs):
     assert_valid_and_unique(allocate_all([mcp_seed(style, s, t) for s, t in pairs] * 2))
+
+
+def test_mcp_name_changes_say_why_a_call_name_is_not_the_plain_name():
+    from toolbench.core.naming import mcp_name_changes
+
+    assert mcp_name_changes("tauritavern", "s", "ok", "mcp__s__ok") == ()
+    assert mcp_name_changes("tauritavern", "s", "a.b", "mcp__s__a_b") == ("sanitised",)
+    assert mcp_name_changes("tauritavern", "s", "a.b", "mcp__s__a_b__2") == ("sanitised", "de-duplicated")
+    long = "x" * 80
+    cut = tauritavern_mcp_name("s", long)
+    assert mcp_name_changes("tauritavern", "s", long, cut) == ("truncated",)
+    assert mcp_name_changes("liveagent", "s", "ok", "mcp_s_ok") == ()
+    assert mcp_name_changes("liveagent", "s", long, liveagent_mcp_name("s", long)) == ("truncated",)

@@ -149,6 +149,10 @@ CODES: dict[str, str] = {
     "mcp.tool_duplicate": "an MCP server listed two tools with one name; the later is not offered",
     "mcp.tool_name_long": "warning: a listed MCP tool's name is over the MCP spec's 128 characters; offered anyway",
     "mcp.output_schema_invalid": "warning: a listed MCP tool's outputSchema is not valid; offered, results not checked",
+    "mcp.server_stdout_noise": "warning: an active stdio MCP server wrote lines on stdout that are not JSON-RPC "
+    "(dropped; stricter clients fail on them)",
+    "mcp.tool_renamed": "note (toolbench check): a model sees an MCP tool under a call name other than its server "
+    "prefix and its own name (sanitised, truncated or de-duplicated)",
     "mcp.capability_not_offered": "warning: toolbench did not declare roots/sampling/elicitation; tools may be hidden",
     "mcp.tool_unknown": "the call names no registered MCP server or no tool it offers; not sent",
     "mcp.tool_off": "the MCP tool's permission is off; not sent",

@@ -15,6 +15,7 @@ from typing import Final, Literal
 
 MAX_CALL_NAME_BYTES: Final = 64
 NamingStyle = Literal["tauritavern", "liveagent"]
+Renaming = Literal["sanitised", "truncated", "de-duplicated"]
 
 _NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 _NOT_ALNUM_DASH = re.compile(r"[^A-Za-z0-9-]")
@@ -60,8 +61,11 @@ def liveagent_mcp_name(server: str, tool: str) -> str:
 
 
 def _la_segment(text: str, fallback: str) -> str:
-    segment = _LIVEAGENT_RUN.sub("_", text.strip()).strip("_")[:48]
-    return segment or fallback
+    return _la_clean(text, fallback)[:48]
+
+
+def _la_clean(text: str, fallback: str) -> str:
+    return _LIVEAGENT_RUN.sub("_", text.strip()).strip("_") or fallback
 
 
 def fnv1a_hex(text: str) -> str:
@@ -76,9 +80,7 @@ def fnv1a_hex(text: str) -> str:
 
 def allocate(seed: str, used: Set[str]) -> str:
     """A valid call name for `seed` that is not in `used` (the caller adds it)."""
-    name = _NOT_NAME_CHAR.sub("_", seed)
-    if not name or not (name[0].isascii() and (name[0].isalpha() or name[0] == "_")):
-        name = "_" + name  # a leading digit or `-` is refused by Gemini
+    name = _valid_chars(seed)
     ordinal = 1
     while True:
         suffix = "" if ordinal == 1 else f"__{ordinal}"
@@ -86,3 +88,38 @@ def allocate(seed: str, used: Set[str]) -> str:
         if candidate not in used:
             return candidate
         ordinal += 1
+
+
+def _valid_chars(seed: str) -> str:
+    name = _NOT_NAME_CHAR.sub("_", seed)
+    if not name or not (name[0].isascii() and (name[0].isalpha() or name[0] == "_")):
+        name = "_" + name  # a leading digit or `-` is refused by Gemini
+    return name
+
+
+def plain_mcp_name(style: NamingStyle, server: str, tool: str) -> str:
+    """The call name an MCP tool would have if nothing were changed: its server prefix and its own name."""
+    return f"mcp__{server}__{tool}" if style == "tauritavern" else f"mcp_{server}_{tool}"
+
+
+def mcp_name_changes(style: NamingStyle, server: str, tool: str, call_name: str) -> tuple[Renaming, ...]:
+    """How `call_name` (an MCP tool's call name in a snapshot) differs from its plain name, the
+    server prefix and the tool's own name as they are (`mcp__<server>__<tool>`, LiveAgent's
+    `mcp_<server>_<tool>`): `sanitised` (characters replaced or squeezed), `truncated` (cut or
+    hashed to 64 bytes), `de-duplicated` (a `__N` suffix: another tool took the name first, so
+    which tool gets it depends on the listing order). Empty when the model sees the plain name."""
+    tauritavern = style == "tauritavern"
+    plain = plain_mcp_name(style, server, tool)
+    if call_name == plain:
+        return ()
+    uncut = (f"mcp__{_tt_segment(server, 'server')}__{_tt_segment(tool, 'tool')}" if tauritavern
+             else f"mcp_{_la_clean(server, 'server')}_{_la_clean(tool, 'tool')}")
+    whole, single = _valid_chars(uncut), allocate(mcp_seed(style, server, tool), frozenset())
+    changes: list[Renaming] = []
+    if whole != plain:
+        changes.append("sanitised")
+    if single != whole:
+        changes.append("truncated")
+    if call_name != single:
+        changes.append("de-duplicated")
+    return tuple(changes)

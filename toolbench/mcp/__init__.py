@@ -51,6 +51,7 @@ Rules where the issue was silent:
   `mcp.config_invalid`.
 """
 
+from ..core.naming import mcp_name_changes, plain_mcp_name
 from ._client_side import workspace_roots
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._manager import McpManager
@@ -77,5 +78,7 @@ __all__ = [
     "StdioTransport",
     "TraceMessage",
     "TransportContext",
+    "mcp_name_changes",
+    "plain_mcp_name",
     "workspace_roots",
 ]

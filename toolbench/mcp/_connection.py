@@ -185,6 +185,14 @@ class Connection:
         samples = " | ".join(monitor.noise)
         return f"the server wrote {monitor.noise_count} line(s) on stdout that are not JSON-RPC, such as {samples}"
 
+    def noise_warning(self) -> str:
+        """For a working server: how many stdout lines were not JSON-RPC and the first, or ''."""
+        monitor = self._monitor
+        if monitor is None or not monitor.noise_count:
+            return ""
+        return (f"the server wrote {monitor.noise_count} line(s) on stdout that are not JSON-RPC (the first: "
+                f"{monitor.noise_first}); the SDK drops them, stricter clients fail on them: log to stderr instead")
+
     @property
     def usable(self) -> bool:
         monitor = self._monitor

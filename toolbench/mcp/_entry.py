@@ -155,13 +155,18 @@ class Entry:
         return out
 
     def warnings(self, wanted: frozenset[str]) -> list[McpDiagnostic]:
-        """For an active server: its tools' warnings (offered all the same), then what toolbench did
-        not declare to it (servers may hide the tools that need it: `mcp.capability_not_offered`)."""
+        """For an active server: its tools' warnings (offered all the same), the lines on its stdout
+        that are not JSON-RPC (`mcp.server_stdout_noise`), then what toolbench did not declare to it
+        (servers may hide the tools that need it: `mcp.capability_not_offered`)."""
         if self.state != "active" or self.connection is None:
             return []
         out = [McpDiagnostic(r.tool_id, code, f"tool {r.name!r}: {message}")
                for r in self.records if r.tool_id is not None and r.descriptor is not None
                for code, message in r.warnings]
+        noise = self.connection.noise_warning()
+        if noise:
+            text = f"MCP server `{self.spec.name}`: {noise}"
+            out.append(McpDiagnostic(self.spec.name, "mcp.server_stdout_noise", text))
         declared = self.connection.client_side.declared
         missing = [c for c in CAPABILITIES if c not in declared]
         if missing:

@@ -6,7 +6,8 @@ learns what the SDK does not say:
 - whether a `tools/call` request was handed to the transport (a call that never left is
   "not sent"; one that left may have run);
 - when the server side closed (the process died, the connection broke);
-- lines on stdout that are not JSON-RPC (kept as samples for diagnostics);
+- lines on stdout that are not JSON-RPC (the count, the first and the last few, for diagnostics
+  and the `mcp.server_stdout_noise` warning);
 - tools in a `tools/list` page the SDK would reject: each is taken out of the page and
   recorded, so one broken tool does not fail the whole listing; a tool whose only fault is its
   `outputSchema` stays, without the schema (recorded in `stripped`: it is a record for the
@@ -92,7 +93,8 @@ class WireMonitor:
         self.closed = anyio.Event()
         self.call_sent = False
         self.noise_count = 0
-        self.noise: list[str] = []
+        self.noise: list[str] = []  # the last few samples
+        self.noise_first = ""  # the first: a startup banner is often the cause of all the rest
         self.rejected: list[RejectedTool] = []
         self.stripped: dict[str, str] = {}  # tool name -> why its outputSchema was taken out
         self.on_server_request: Callable[[str], None] | None = None
@@ -113,7 +115,9 @@ class WireMonitor:
     def incoming(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
         if isinstance(item, Exception):
             self.noise_count += 1
-            self.noise = [*self.noise, _short(item)][-_NOISE_SAMPLES:]
+            sample = _short(item)
+            self.noise = [*self.noise, sample][-_NOISE_SAMPLES:]
+            self.noise_first = self.noise_first or sample
             return item
         message = item.message
         self.trace.append(TraceMessage.of("received", message))
