@@ -107,6 +107,15 @@ def test_import_toolbench_imports_no_name_until_one_is_used():
     assert out.stdout.splitlines() == ["[] False toolbench.core.errors", "True", "AttributeError"]
 
 
+def test_subpackages_are_attributes_after_a_plain_import():
+    """`toolbench.protocols.register(...)` (README, CONTRIBUTING) after `import toolbench` alone."""
+    code = ("import toolbench\n"
+            "print([type(getattr(toolbench, n)).__name__ for n in ('protocols', 'testing', 'mcp', 'models', 'core')])\n"
+            "print(callable(toolbench.protocols.register), toolbench.testing.ScriptedModel.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.splitlines() == ["['module', 'module', 'module', 'module', 'module']", "True ScriptedModel"]
+
+
 def test_help_lists_every_public_name():
     import pydoc
 

@@ -63,6 +63,10 @@ __all__ = [
 ]
 
 # The module each public name lives in (a test keeps it equal to `__all__` and to the imports above).
+# Submodules a user reaches as attributes (`toolbench.protocols`, `toolbench.testing`): loaded on
+# first use too, as they were when `import toolbench` loaded the whole package.
+_SUBPACKAGES = frozenset({"core", "evals", "examples", "mcp", "models", "protocols", "runtime", "testing", "tools",
+                          "widgets"})
 _HOME = {
     "MISSING": ".core.arguments", "ToolArguments": ".core.arguments",
     "ToolDescriptor": ".core.descriptors",
@@ -87,6 +91,10 @@ if not _typing.TYPE_CHECKING:  # hidden from mypy, so a misspelt `toolbench.X` s
 
     def __getattr__(name: str) -> object:
         """Import a public name on first use (PEP 562) and keep it, so the next use is a plain lookup."""
+        if name in _SUBPACKAGES:  # `toolbench.protocols.register(...)` after a plain `import toolbench`
+            module = _importlib.import_module(f".{name}", __name__)
+            globals()[name] = module
+            return module
         home = _HOME.get(name)
         if home is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
