@@ -256,7 +256,19 @@ server.answered = False
 while not server.answered:
     server.handle_request()
 '''
+elsewhere = '''
+import http.server, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # a server under a base_url: our /api/status is not there
+        self.send_response(404)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+server.handle_request()
+'''
 servers = {
+    "elsewhere": elsewhere,
     "exits": "import sys; print('jupyter: unrecognized arguments: --foo-bar', file=sys.stderr); sys.exit(2)",
     "answers": answers,
     "silent": "import time; time.sleep(600)",
@@ -287,6 +299,12 @@ def test_the_url_is_printed_once_the_server_answers_with_the_token(tmp_path: Pat
     code, out, err = lab_with(tmp_path, "answers")
     assert (code, err) == (0, "")
     assert out.startswith("toolbench lab: serving ") and "/lab?token=" in out and len(out.splitlines()) == 1
+
+
+def test_a_server_whose_url_the_users_options_changed_is_announced_and_kept(tmp_path: Path) -> None:
+    code, out, err = lab_with(tmp_path, "elsewhere")  # it exits by itself after one answer
+    assert (code, len(out.splitlines())) == (0, 1) and "/lab?token=" in out
+    assert "answered 404 where that URL expects 200" in err and "server_not_answering" not in err
 
 
 def test_a_server_that_never_answers_is_stopped_at_the_start_limit(tmp_path: Path) -> None:

@@ -4,10 +4,12 @@ The bundled notebooks are copied into D (default `./toolbench-notebooks`): a fil
 there is never overwritten (it may hold the user's edits) and the installed files are never
 opened for writing. Then `jupyter lab` serves D on a port and token chosen here, so the URL
 is known without reading Jupyter's logs; it is printed on stdout (one line) once the server
-answers `/api/status` with that token. If Jupyter exits first (an option it does not know, a
-broken install), a coded line on stderr says so with its exit status, and no URL is printed;
-one that has not answered within START_SECONDS is stopped (exit 2). Every option this command
-does not know goes to `jupyter lab` unchanged.
+answers `/api/status`. An answer other than 200 to that token (options such as a base_url, a
+token or a certificate give one) is said on stderr, and the server keeps serving. If Jupyter
+exits first (an option it does not know, a broken install), a coded line on stderr says so
+with its exit status, and no URL is printed; one that has not answered at all within
+START_SECONDS is stopped (exit 2). Every option this command does not know goes to
+`jupyter lab` unchanged.
 
 The server runs in its own process group: Ctrl-C, SIGTERM or SIGHUP to `toolbench lab`
 stops the whole group (SIGTERM, then SIGKILL after a grace period), so no server is left
@@ -26,6 +28,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from contextlib import suppress
 from dataclasses import dataclass
@@ -155,14 +158,19 @@ def _url(ip: str, port: int) -> str:
     return f"http://[{ip}]:{port}" if ":" in ip else f"http://{ip}:{port}"
 
 
-def _answers(ready: Ready) -> bool:
-    """Whether the server answers its status URL with 200 for our token (one short request)."""
+def _probe(ready: Ready) -> int | None:
+    """The HTTP status the server answers its status URL with for our token (0: it answers, but
+    not in plain HTTP: a certificate makes it TLS), or None while nothing answers yet."""
     request = urllib.request.Request(ready.status_url, headers={"Authorization": f"token {ready.token}"})
     try:
         with _OPENER.open(request, timeout=1.0) as response:
-            return int(response.status) == 200
-    except (OSError, http.client.HTTPException):  # not listening yet, or not answering yet
-        return False
+            return int(response.status)
+    except urllib.error.HTTPError as exc:  # 403: the user's own token; 404: their base_url. It is up.
+        return int(exc.code)
+    except http.client.HTTPException:  # a reply that is not HTTP (TLS), or a hang-up after connecting
+        return 0
+    except OSError:  # not listening yet, or not answering within the second
+        return None
 
 
 def _bindable(ip: str, port: int) -> int:
@@ -212,9 +220,14 @@ def _serve(command: list[str], *, cwd: Path, env: dict[str, str], ready: Ready) 
                 return status
             if announced:
                 continue
-            if _answers(ready):
+            answer = _probe(ready)
+            if answer is not None:
                 print(ready.line, flush=True)
                 announced = True
+                if answer != 200:  # up, but the user's options changed its URL: never stop it for that
+                    print(f"toolbench lab: the server answered {answer or 'in TLS'} where that URL expects 200: "
+                          "an option you gave (a base_url, a token, a certificate) changes the URL; Jupyter's "
+                          "log above has the right one", file=sys.stderr, flush=True)
             elif time.monotonic() > until:
                 print(f"toolbench: lab.server_not_answering: jupyter lab did not answer {ready.status_url} "
                       f"within {START_SECONDS:g} s; stopped it", file=sys.stderr, flush=True)

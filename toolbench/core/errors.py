@@ -269,7 +269,7 @@ CODES: dict[str, str] = {
     "lab.address_unavailable": "`toolbench lab --ip/--port`: that address cannot be listened on (taken, unknown)",
     "lab.notebooks_missing": "this installation carries no notebooks for `toolbench lab` (a broken install)",
     "lab.server_exited": "`toolbench lab`: jupyter lab exited before it answered (its exit status is in the line)",
-    "lab.server_not_answering": "`toolbench lab`: jupyter lab did not answer within the start limit; it was stopped",
+    "lab.server_not_answering": "`toolbench lab`: jupyter lab did not answer at all within the start limit; stopped",
     "cli.snapshot_empty": "`toolbench snapshot`: the snapshot offers no tool (the profile denies or misnames each)",
     "cli.result_files_removed": "`toolbench call`: the result names files of a temporary workspace, removed at exit",
 }
