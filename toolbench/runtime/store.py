@@ -46,8 +46,10 @@ class Store:
         self._items: list[tuple[str, Any]] = []
         self._queued = 0  # items ever queued: the writer sees the calls pause when it stops moving
         self._pending = 0  # queued and not yet written
-        self._now = False  # flush or close asks for the queue now, not after the pause
-        self._closing = False
+        self._flushing = 0  # flushes waiting: they ask for the queue now, not after the pause
+        self._closing = False  # close asks the writer to write what is queued and stop
+        self._closed = False  # no more items (see write_later)
+        self._running = False  # a writer thread is on (set and cleared under the lock)
         self._cond = threading.Condition()
         self._errors: list[ToolbenchError] = []
         self._thread: threading.Thread | None = None
@@ -102,30 +104,32 @@ class Store:
         write_once(self.path(relative), json_bytes(value, indent=2))
 
     def write_later(self, relative: str, value: Any) -> None:
-        """Queue a write-once pretty JSON file of `value` (path and JSON made on the writer thread)."""
+        """Queue a write-once pretty JSON file of `value` (path and JSON made on the writer thread).
+
+        After `close`, nothing is queued: a call that ends after its bench closed has its line in
+        the run log, and a reopened invocation writes the record files the log names (`recover`)."""
         with self._cond:
+            if self._closed:
+                return
             self._items.append((relative, value))
             self._queued += 1
             self._pending += 1
             if len(self._items) == 1 or len(self._items) >= MAX_DEFERRED:
                 self._cond.notify_all()
-        if self._thread is None:
-            self._start()
-
-    def _start(self) -> None:
-        with self._cond:
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(target=self._drain, name="toolbench-writer", daemon=True)
-        self._thread.start()
+            if not self._running:  # the first item, or the writer has stopped (never two of them)
+                self._running = True
+                self._thread = threading.Thread(target=self._drain, name="toolbench-writer", daemon=True)
+                self._thread.start()
 
     def flush(self) -> None:
         """Wait until every queued file is written; raise the first failure."""
         with self._cond:
-            self._now = True
+            self._flushing += 1
             self._cond.notify_all()
-            done = self._cond.wait_for(lambda: self._pending == 0, timeout=60)
-            self._now = False
+            try:
+                done = self._cond.wait_for(lambda: self._pending == 0, timeout=60)
+            finally:
+                self._flushing -= 1
         if not done:
             raise ToolbenchError("storage.write_failed",
                                  f"{self._pending} record writes still pending after 60 s; the disk may be stalled")
@@ -138,15 +142,15 @@ class Store:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._items or self._closing)
-                while not (self._now or self._closing or len(self._items) >= MAX_DEFERRED):
+                while not (self._flushing or self._closing or len(self._items) >= MAX_DEFERRED):
                     seen = self._queued
                     self._cond.wait(IDLE_SECONDS)
                     if self._queued == seen:
                         break
                 items, self._items = self._items, []
-                stop = self._closing and not items
-            if stop:
-                return
+                if self._closing and not items:
+                    self._running = False
+                    return
             self._write(items)
             with self._cond:
                 self._pending -= len(items)
@@ -163,14 +167,15 @@ class Store:
 
     def close(self) -> None:
         """Write what is queued and stop the writer; then raise the first failure, if any."""
-        if self._thread is None:
-            return
         with self._cond:
-            self._closing = True
+            self._closed = self._closing = True
             self._cond.notify_all()
-        self._thread.join(timeout=60)
-        self._thread = None
-        self._closing = False
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout=60)
+            if thread.is_alive():
+                raise ToolbenchError("storage.write_failed", f"{self._pending} record writes still pending after "
+                                     "60 s; the disk may be stalled")
         self._raise_first()
 
     def _raise_first(self) -> None:
