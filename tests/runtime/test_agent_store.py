@@ -7,7 +7,7 @@ import json
 
 import pytest
 from agents_support import WAIT, parent_profile
-from upstream_support import always_return
+from upstream_support import RETURN, PerChild, always_return
 
 from toolbench.runtime import agent_store
 from toolbench.testing import ScriptedModel
@@ -59,3 +59,41 @@ def test_a_context_of_another_protocol_is_not_resumed(make_bench, tmp_path):
     bench.agents.model = model
     delegate(bench, parent="inv_two")
     assert [m["role"] for m in model.requests[0].messages] == ["user"]  # a fresh context: the brief alone
+
+
+def stored(tmp_path) -> dict[str, tuple[str, bool]]:
+    """The file's children: id -> (status, has a context)."""
+    children = json.loads((tmp_path / "ws" / ROSTER).read_text())["children"]
+    return {c["id"]: (c["status"], c["context"] is not None) for c in children}
+
+
+def test_a_child_mid_run_is_stored_as_its_last_settled_state_and_reads_back_interrupted(make_bench, tmp_path):
+    bench = make_bench("ws", profile=parent_profile(), seed=1)
+    model = PerChild({"sage": [RETURN, RETURN], "scout": [RETURN]}, gated=["sage"])
+    bench.agents.model = model
+    inv = bench.invocation(id="inv_root")
+    assert not inv.call("agent_delegate", {"agents": [{"id": "sage", "prompt": "think"}]}).is_error
+    model.wait_asked(1)  # sage is in its first run, held at its first turn
+    assert stored(tmp_path) == {"sage": ("interrupted", False)}  # its identity is on disk already
+    result = bench.invocation(id="inv_two").call("agent_delegate", {"agents": [{"id": "scout", "prompt": "look"}]})
+    (scout,) = bench.agents.wait([result.structured["tasks"][0]["taskId"]], timeout=WAIT)  # sage's run goes on
+    assert scout["status"] == "completed"
+    assert stored(tmp_path) == {"sage": ("interrupted", False), "scout": ("completed", True)}
+    model.release("sage")
+    bench.agents.wait(timeout=WAIT)
+    assert stored(tmp_path) == {"sage": ("completed", True), "scout": ("completed", True)}
+    # a copy of the workspace taken mid-run, as a crash leaves it, reads the running child as interrupted
+    (tmp_path / "ws" / ROSTER).write_text((tmp_path / "ws" / ROSTER).read_text().replace(
+        '"status": "completed"', '"status": "running"', 1))
+    reopened = make_bench("ws", profile=parent_profile(), seed=1)
+    assert [c["status"] for c in reopened.agents.roster()] == ["interrupted", "completed"]
+
+
+def test_two_benches_on_one_workspace_keep_each_others_children(make_bench, tmp_path):
+    first = make_bench("ws", profile=parent_profile(), seed=1)
+    second = make_bench("ws", profile=parent_profile(), seed=1)
+    first.agents.model = second.agents.model = always_return()
+    delegate(first, "scout")
+    delegate(second, "sage", parent="inv_two")
+    delegate(first, "scout", parent="inv_three")  # first's cached roster knows no sage: the file still does
+    assert list(stored(tmp_path)) == ["scout", "sage"]

@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.agents import (
+    ACTIVE,
     DEFAULT_TEMPLATE,
     IDENTITY,
     Known,
@@ -64,6 +65,9 @@ class Child:
         return {"id": self.id, **self.identity, "mode": self.mode, "status": status, "tasks": list(self.tasks)}
 
 
+INTERRUPTED = "interrupted"  # the status of a child whose run a reopened bench found unfinished
+
+
 class Roster:
     """The roster children of one bench (casefolded id -> child), read from the workspace's stored
     roster when first needed, and the notices of reading and writing that file."""
@@ -81,9 +85,24 @@ class Roster:
             self._note(notice)
         return self._children
 
-    def save(self, children: Sequence[agent_store.StoredChild]) -> None:
-        """Write the file now; a failure is a notice (the roster stays in memory)."""
-        self._note(agent_store.save(self._workspace, children))
+    def save(self, children: Sequence[agent_store.StoredChild], working: Collection[str] = ()) -> None:
+        """Write the file now; a failure is a notice (the roster stays in memory).
+
+        The file is read again first and merged by id: another bench on this workspace may have
+        added children since. A child in `working` (casefolded ids) is mid-run: its context is
+        half a run, so the file keeps its last settled context, and a bench that reads it finds
+        the child `interrupted`."""
+        on_disk, _ = agent_store.load(self._workspace)
+        disk = {c.id.casefold(): c for c in on_disk}
+        mine: dict[str, agent_store.StoredChild] = {}
+        for child in children:
+            key = child.id.casefold()
+            if key in working:
+                before = disk.get(key)
+                child = replace(child, context=before.context if before else None)
+            mine[key] = child
+        merged = [mine.pop(key, child) for key, child in disk.items()] + list(mine.values())
+        self._note(agent_store.save(self._workspace, merged))
 
     def _note(self, notice: agent_store.Notice | None) -> None:
         if notice is not None:
@@ -98,20 +117,29 @@ def _status(svc: AgentsService, child: Child) -> str:
     return svc._tasks[child.tasks[-1]].status if child.tasks else child.stored_status
 
 def hydrate(stored: Sequence[agent_store.StoredChild]) -> dict[str, Child]:
-    """The roster a reopened bench starts with (casefolded id -> child)."""
+    """The roster a reopened bench starts with (casefolded id -> child); nothing runs in it yet,
+    so a child stored as working is `interrupted`."""
     out: dict[str, Child] = {}
     for s in stored:
         ctx = s.context
-        out[s.id.casefold()] = Child(s.id, dict(s.identity), s.mode, stored_status=s.status,
+        status = INTERRUPTED if s.status in ACTIVE else s.status
+        out[s.id.casefold()] = Child(s.id, dict(s.identity), s.mode, stored_status=status,
                                      messages=list(ctx.messages) if ctx else [], system=ctx.system if ctx else "",
                                      protocol=ctx.protocol if ctx else None)
     return out
 
-def stored(svc: AgentsService) -> list[agent_store.StoredChild]:
-    """The roster as the file keeps it: each child's identity, mode, status and context."""
-    return [agent_store.StoredChild(c.id, dict(c.identity), c.mode, _status(svc, c),
-                                    agent_store.Context(c.protocol, c.system, tuple(c.messages)) if c.messages
-                                    else None) for c in svc._roster.children.values()]
+def save(svc: AgentsService) -> None:
+    """Write the roster as the file keeps it: each child's identity, mode, status and context
+    (a child's, when its run ends; a new child's identity as soon as it is made)."""
+    children = svc._roster.children.values()
+    # The file is for a bench that reopens the workspace, where no run goes on: a child pending or
+    # running here is `interrupted` there.
+    svc._roster.save([agent_store.StoredChild(c.id, dict(c.identity), c.mode,
+                                              INTERRUPTED if _status(svc, c) in ACTIVE else _status(svc, c),
+                                              agent_store.Context(c.protocol, c.system, tuple(c.messages))
+                                              if c.messages else None) for c in children],
+                     # a pending run has not touched the context yet; a running one extends it
+                     working={c.id.casefold() for c in children if _status(svc, c) == "running"})
 
 def name(task: _Task) -> str:
     """How a task is named to the others: its roster child's id, else its task id."""
@@ -152,6 +180,7 @@ async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[
                             "issues": [i.to_json() for i in issues], "roster": roster_, "templates": offered})
     trees = _provision(svc, [e for e in entries if _mode(e, known) == "worktree"])
     tasks = [_spawn(svc, parent_id, entry, enabled, trees.get(id(entry))) for entry in entries]
+    save(svc)  # the new identities, before any run: a crash in a first run must not lose them
     return svc._start(tasks, batch_concurrency(len(tasks), concurrency))
 
 def _line(child: Mapping[str, Any]) -> str:

@@ -392,7 +392,7 @@ class AgentsService:
             worktrees.finish(task.worktree, completed=status == "completed")
         self._done_order.append(task.id)
         if task.child is not None:  # the roster as it is now, for a bench that reopens this workspace
-            self._roster.save(agent_roster.stored(self))
+            agent_roster.save(self)
 
     async def _cancel(self, tasks: Sequence[_Task]) -> None:
         runners = [t.runner for t in tasks if t.runner is not None and not t.runner.done()]
