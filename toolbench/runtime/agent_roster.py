@@ -90,8 +90,8 @@ class Roster:
 
         The file is read again first and merged by id: another bench on this workspace may have
         added children since. A child in `working` (casefolded ids) is mid-run: its context is
-        half a run, so the file keeps its last settled context, and a bench that reads it finds
-        the child `interrupted`."""
+        half a run, so the file keeps its last settled context (`save` writes its status as
+        `interrupted`, which is what a reopened bench finds)."""
         on_disk, _ = agent_store.load(self._workspace)
         disk = {c.id.casefold(): c for c in on_disk}
         mine: dict[str, agent_store.StoredChild] = {}
