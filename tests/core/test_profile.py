@@ -122,15 +122,6 @@ def test_workbench_accepts_a_profile_path(tmp_path, make_bench):
     assert bench.invocation().snapshot.max_calls_per_invocation == 3
 
 
-@pytest.mark.parametrize(("name", "text"), [("bad.json", "{not json"), ("bad.toml", "= nope")])
-def test_unparsable_profile_files_are_refused(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(ToolbenchError) as info:
-        Profile.load(path)
-    assert info.value.code == "agent.profile_invalid"
-
-
 @pytest.mark.parametrize(("name", "text", "found"), [
     ("empty.yaml", "", "nothing"), ("a-list.yaml", "- 1\n", "a list"), ("a-number.json", "3", "a number"),
 ])
@@ -348,6 +339,8 @@ def test_upstream_legacy_inline_limit_key_is_read_as_the_new_field() -> None:
 
 
 @pytest.mark.parametrize(("name", "text"), [
+    ("bad.json", "{not json"),
+    ("bad.toml", "= nope"),
     ("nested-allow.json", '{"tools": {"allow": [["x"]]}}'),
     ("nested-deny.yaml", "tools:\n  deny: [[x]]\n"),
     ("deep.json", "[" * 5000 + "]" * 5000),
