@@ -107,9 +107,7 @@ def _main(argv: list[str]) -> int:
                         "(toolbench.examples.demo_mcp, run with this interpreter) and its smoke calls: no file needed")
     check.add_argument("--server", action="append", default=[], metavar="NAME",
                        help="check only this server (repeatable; default: every server of the file)")
-    check.add_argument("--profile", help="a JSON, TOML or YAML profile (naming style, strict modes, overrides)")
-    check.add_argument("--workspace", help="the workspace folder (default: a fresh one, removed after)")
-    check.add_argument("--scene", choices=("chat", "session"), default="chat")
+    _common_options(check)
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                        help="the time limit of each server that sets no `timeout` of its own (default 60)")

@@ -90,10 +90,11 @@ def demo_config() -> dict[str, Any]:
     interpreter (a wheel install has no checkout's examples/mcp.json), with two smoke calls."""
     from .examples.demo_mcp import stdio_config  # the MCP SDK: only when --demo is checked
 
-    command, *args = stdio_config()["command"]
+    server = stdio_config()
+    command, *args = server["command"]
     smoke = [{"tool": "echo", "arguments": {"text": "hi"}},
              {"tool": "fail", "arguments": {"message": "boom"}, "expectError": True}]
-    return {"mcpServers": {"demo": {"command": command, "args": args, "env": stdio_config()["env"],
+    return {"mcpServers": {"demo": {"command": command, "args": args, "env": server["env"],
                                     "toolbench": {"smoke": smoke}}}}
 
 
