@@ -32,6 +32,9 @@ ECHO = "mcp/demo:echo"
 def bench(make_bench):
     bench = make_bench(profile=Profile.default().edit(allow=[MANAGE, "mcp/demo:echo", "mcp/stdio-demo:echo"]))
     assert bench.mcp.add("demo", server=build_server(), timeout=5.0).state == "active"
+    # The user agrees to every server start here (test_mcp_manage_hostile.py: when nobody does)
+    bench.asked = []
+    bench.on_approval(lambda request: bench.asked.append(request) or True)
     return bench
 
 

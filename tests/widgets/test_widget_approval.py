@@ -126,3 +126,28 @@ def test_permission_dropdowns_set_the_bench(bench: Workbench) -> None:
     assert bench.mcp.permission("mcp/demo:echo") == "off"
     assert panel.permission_controls["mcp/demo:echo"].value == "off"  # redrawn from the bench
     assert "next invocation" in panel.permission_note.value
+
+
+def test_a_server_start_shows_what_would_run_and_denying_starts_nothing(bench: Workbench, tmp_path) -> None:
+    import sys
+
+    marker = tmp_path / "ran"
+    bench.enable("builtin:mcp.manage")
+    state = WorkbenchState(bench, bench.invocation("chat", id="inv_x"))
+    panel = ApprovalPanel(state)
+    script = f"open({str(marker)!r}, 'w')"
+    server = {"id": "evil", "command": sys.executable, "args": ["-c", script], "env": {"TOKEN": "t"}}
+
+    async def scenario() -> None:
+        state.submit("mcp_manage", {"action": "create", "server": server})
+        await until(lambda: panel.deny_buttons)
+        card = panel.waiting.children[0].children[0]
+        reason, details = card.children[1].value, card.children[2].children[0].value
+        assert "mcp.start" in reason and "on the host" in reason and "TOKEN" in reason
+        assert sys.executable in details and "&quot;TOKEN&quot;" in details and "&quot;action&quot;" not in details
+        panel.deny_buttons[0].click()
+        await until(lambda: not state.busy)
+
+    asyncio.run(scenario())
+    assert state.result is not None and state.result.error_code == "tool.approval_denied"
+    assert not marker.exists() and [s.id for s in bench.mcp.servers] == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,11 @@ DEFAULT_TIMEOUT_S = 600.0  # a person reading a request; bounded so that no call
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
-    """One call waiting for a decision."""
+    """One call waiting for a decision. `action` is what the person is asked about: `call` for a
+    call of an `ask` tool; a tool that asks for one step of its work names the step (`mcp.start`:
+    a host process started or a server connected) and gives `details`, exactly what would happen
+    (for `mcp.start`: transport, command, args, cwd, env, url, header names), and `reason`, the
+    same in one line."""
 
     invocation_id: str
     round: int
@@ -31,6 +35,9 @@ class ApprovalRequest:
     call_name: str
     tool_id: ToolId
     arguments: dict[str, Any]
+    action: str = "call"
+    details: Mapping[str, Any] | None = None
+    reason: str = ""
 
 
 Handler = Callable[[ApprovalRequest], "bool | Awaitable[bool]"]
@@ -53,10 +60,11 @@ class Approvals:
     async def decide(self, request: ApprovalRequest) -> str:
         """`approved`, or raise the ToolError the call ends with."""
         handler = self.handler
-        name = request.call_name
+        # A step's request says which step: the model must learn what was refused, not only the tool.
+        what = f"`{request.call_name}`" + ("" if request.action == "call" else f" ({request.reason})")
         if handler is None:
             raise ToolError("tool.approval_required",
-                            f"`{name}` needs the user's approval and no one can give it here. "
+                            f"{what} needs the user's approval and no one can give it here. "
                             "Do not retry it; continue without it or ask the user.")
         try:
             decision: Any = handler(request)
@@ -66,15 +74,15 @@ class Approvals:
             raise  # a handler may end the call with a code of its own (approval_required: nobody to ask)
         except TimeoutError:
             raise ToolError("tool.approval_timeout",
-                            f"No approval for `{name}` came in {self.timeout:g} s; the call did not run. "
+                            f"No approval for {what} came in {self.timeout:g} s; the call did not run. "
                             "Ask the user before trying again.", structured={"approval": "timeout"}) from None
         except Exception as exc:  # a handler that fails decides nothing: the call does not run
-            raise ToolError("tool.approval_denied", f"The call of `{name}` was not approved "
+            raise ToolError("tool.approval_denied", f"The call of {what} was not approved "
                             f"(the approval handler failed: {type(exc).__name__}).",
                             structured={"approval": "denied", "handler_error": repr(exc)}) from exc
         if decision is not True:
             raise ToolError("tool.approval_denied",
-                            f"The user denied this call of `{name}`; it did not run. Do not repeat it "
+                            f"The user denied this call of {what}; it did not run. Do not repeat it "
                             "with the same arguments; ask the user or do without it.",
                             structured={"approval": "denied"})
         return "approved"

@@ -159,9 +159,10 @@ class Workbench:
 
     # approval -----------------------------------------------------------------------------
     def set_permission(self, tool: str | ToolId, permission: str) -> ToolId:
-        """`ask` makes each call of an extension or MCP tool wait for the approval handler
-        (`on_approval`); `on` runs it at once. MCP tools also take `off` (bench.mcp.set_permission);
-        builtins follow the profile only."""
+        """`ask` makes each call of a tool (builtin, extension, MCP or an added source's) wait for
+        the approval handler (`on_approval`); `on` runs it at once. MCP tools also take `off`
+        (bench.mcp.set_permission). Whatever the permission, `mcp.manage` asks before it starts a
+        server the model configured (`ApprovalRequest.action == "mcp.start"`)."""
         tool_id = ToolId.parse(str(tool))
         return self._kernel.sources.owner(tool_id).set_permission(tool_id, permission)
 

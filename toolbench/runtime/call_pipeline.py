@@ -17,8 +17,8 @@ import itertools
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -218,15 +218,16 @@ class CallPipeline:
         if source.checks_arguments or ask:  # nobody is asked to approve a call that would be refused anyway
             check_arguments(step.binding.descriptor.input_schema, args)
         builtin = source is self._kernel.builtins
+        request = ApprovalRequest(self._id, step.round, step.call_id, step.call_name, tool_id, args)
         ctx = ToolContext(workspace=self._state.root or self._kernel.workspace, profile=self._profile, rng=self._rng(),
                           invocation_id=self._id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self._state, agents=self._kernel.agents,
                           cancel=self._cancel, stop=self._stop,
                           mcp=self._mcp_port if builtin else None,
-                          tools=self._nested_calls(step) if builtin else None)
+                          tools=self._nested_calls(step) if builtin else None,
+                          approve=partial(self._approve_step, request) if builtin else None)
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)
-        request = ApprovalRequest(self._id, step.round, step.call_id, step.call_name, tool_id, args)
         return self._approved(request, partial(source.call, tool_id, args, ctx, blocking=False))
 
     def _nested_calls(self, step: Step) -> NestedCalls | None:
@@ -243,15 +244,25 @@ class CallPipeline:
     async def _approved(self, request: ApprovalRequest,
                         start: Callable[[], ToolOutput | Awaitable[ToolOutput]]) -> ToolOutput:
         """Run `start` once the approval handler has said yes; the decision is logged first."""
+        await self._ask(request)
+        # Off the loop: a sync tool must not stall the bench loop (nor call the bench's sync face from it).
+        output = await asyncio.to_thread(start)
+        return await output if inspect.isawaitable(output) else output
+
+    async def _approve_step(self, request: ApprovalRequest, action: str, reason: str,
+                            details: Mapping[str, Any]) -> None:
+        """A builtin's `ctx.approve`: one step of its call asks, through the same handler and log."""
+        await self._ask(replace(request, action=action, reason=reason, details=dict(details)))
+
+    async def _ask(self, request: ApprovalRequest) -> None:
+        """Return once the approval handler said yes; raise the call's ToolError otherwise. The
+        decision is in the run log either way, before anything of the call runs."""
         try:
             decision = await self._kernel.approvals.decide(request)
         except ToolError as exc:
             self._note_approval(request, exc.code)
             raise
         self._note_approval(request, decision)
-        # Off the loop: a sync tool must not stall the bench loop (nor call the bench's sync face from it).
-        output = await asyncio.to_thread(start)
-        return await output if inspect.isawaitable(output) else output
 
     def _rng(self) -> random.Random:
         """The invocation's random source. A seeded bench draws it from its seed and the
@@ -377,8 +388,11 @@ class CallPipeline:
         if self.closed:
             return
         with self._lock:
-            self._log.append({"approval": {"round": request.round, "call_id": request.call_id,
-                                           "tool_id": str(request.tool_id), "decision": decision}})
+            note: dict[str, Any] = {"round": request.round, "call_id": request.call_id,
+                                    "tool_id": str(request.tool_id), "decision": decision}
+            if request.action != "call":  # a step of the call asked: which one, and what it would do
+                note |= {"action": request.action, "details": request.details}
+            self._log.append({"approval": note})
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:

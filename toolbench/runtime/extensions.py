@@ -170,7 +170,6 @@ class ExtensionSource(ToolSource):
 
     def __init__(self) -> None:
         self._tools: dict[ToolId, ExtensionTool] = {}
-        self._permissions: dict[ToolId, str] = {}
 
     def register(self, tool: ExtensionTool) -> ToolId:
         self._tools[tool.descriptor.id] = tool
@@ -193,18 +192,10 @@ class ExtensionSource(ToolSource):
                             f"`{tool_id.name}` is no longer registered; use another tool.")
         return tool.invoke(arguments, timeout=ctx.profile.tools.extension_timeout_seconds)
 
-    def permission(self, tool_id: ToolId) -> str:
-        # An unregistered tool's call fails at once: nobody is asked about it.
-        return self._permissions.get(tool_id, "on") if tool_id in self._tools else "on"
-
     def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
-        if permission not in PERMISSIONS:
-            raise ToolbenchError("bench.misuse", f"an extension tool's permission is `on` or `ask`, not "
-                                 f"{permission!r} (to take it away, disable it in the profile)")
-        if tool_id not in self._tools:
+        if permission in PERMISSIONS and tool_id not in self._tools:
             raise ToolbenchError("extension.tool_unavailable", f"`{tool_id}` is not registered")
-        self._permissions[tool_id] = permission
-        return tool_id
+        return super().set_permission(tool_id, permission)
 
 
 def make_extension_tool(

@@ -10,17 +10,28 @@ transport) has no config here, so a patch to it must bring a whole transport (`c
 re-enables a stopped one and reconnects it. An inline `test` (a config, no id) runs on a
 scratch manager of its own, closed after, so the server never joins the bench's, not even for
 the snapshot of an invocation made meanwhile.
+
+Nothing the model wrote starts or connects without a person: every method that would start a
+server from a config `mcp.manage` registered (or an inline one) first asks through `approve`
+(the call's `ctx.approve`, the bench's approval handler), showing exactly what would run
+(`launch_of`: transport, command, args, cwd, env, url, header names). A launch a person agreed
+to is remembered per manager by its fingerprint (env and header values included), so a restart
+of the same server does not ask again, while any change to what runs does. Servers the bench
+registered in Python or from an mcp.json are the user's own and start without asking.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import shlex
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..core.errors import ToolbenchError, ToolError
 from ..core.snapshot import Snapshot
+from ..tools.base import Approve
 from ..tools.mcp_manage import config_of
 from ..tools.registry import INJECTED
 
@@ -33,6 +44,32 @@ _SECRET_MAPS = ("env", "headers")  # their values may be credentials: shown as k
 _TRACE = 20  # messages `diagnose` shows
 # The configs mcp.manage registered, by manager then server id (gone with the manager).
 _CONFIGS: weakref.WeakKeyDictionary[McpManager, dict[str, dict[str, Any]]] = weakref.WeakKeyDictionary()
+# The fingerprints of the launches a person agreed to, by manager (see the module docstring).
+_AGREED: weakref.WeakKeyDictionary[McpManager, set[str]] = weakref.WeakKeyDictionary()
+START: Final = "mcp.start"  # the approval action of a server start or connection
+
+
+def launch_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What starting a canonical config runs: the host program with its arguments, working
+    folder and environment (stdio), or the address it connects to and the header names (http)."""
+    if config.get("transport") == "stdio":
+        return {"transport": "stdio", "command": config.get("command"), "args": list(config.get("args") or ()),
+                "cwd": config.get("cwd"), "env": dict(config.get("env") or {})}
+    return {"transport": "http", "url": config.get("url"), "headers": sorted(config.get("headers") or {})}
+
+
+def _reason(launch: Mapping[str, Any]) -> str:
+    if launch["transport"] == "stdio":
+        line = shlex.join([str(launch["command"]), *map(str, launch["args"])])
+        where = f" in {launch['cwd']}" if launch["cwd"] else ""
+        env = f" with environment {', '.join(launch['env'])}" if launch["env"] else ""
+        return f"start `{line[:300]}` on the host{where}{env}"
+    return f"connect to the MCP server at {str(launch['url'])[:300]}"
+
+
+def _fingerprint(config: Mapping[str, Any]) -> str:
+    """Everything that changes what runs (header values too, unlike the launch shown)."""
+    return json.dumps([launch_of(config), dict(config.get("headers") or {})], sort_keys=True, ensure_ascii=False)
 
 
 @contextlib.contextmanager
@@ -82,6 +119,25 @@ class McpManagePort:
     def _configs(self) -> dict[str, dict[str, Any]]:
         return _CONFIGS.setdefault(self._manager, {})
 
+    async def _agree(self, config: Mapping[str, Any], approve: Approve | None) -> None:
+        """Return once a person agreed to start `config` (now, or to the same launch before)."""
+        agreed = _AGREED.setdefault(self._manager, set())
+        key = _fingerprint(config)
+        if key in agreed:
+            return
+        launch = launch_of(config)
+        if approve is None:
+            raise ToolError("tool.approval_required", f"Starting this server needs the user's approval "
+                            f"({_reason(launch)}) and no one can give it here. Do not retry it; ask the user.")
+        await approve(START, _reason(launch), launch)
+        agreed.add(key)
+
+    async def _agree_registered(self, server_id: str, approve: Approve | None) -> None:
+        """The same for a registered server about to (re)connect: asked only when mcp.manage made it."""
+        config = self._configs().get(server_id)
+        if config is not None:
+            await self._agree(config, approve)
+
     def _info(self, server_id: str) -> McpServerInfo:
         with _coded():
             return self._manager.info(server_id)
@@ -119,21 +175,24 @@ class McpManagePort:
             ServerOptions.of(config["id"], **_fields(config))
         return _shown(config) or {}
 
-    async def create(self, config: Mapping[str, Any], *, overwrite: bool) -> dict[str, Any]:
+    async def create(self, config: Mapping[str, Any], *, overwrite: bool, approve: Approve | None) -> dict[str, Any]:
         self.validate(config)  # a bad config leaves an existing server alone
         manager, server_id = self._manager, config["id"]
         stopped = False
-        if any(server_id in (s.id, s.name) for s in manager.servers):
-            if not overwrite:
-                raise ToolError("mcp.server_exists", f"An MCP server `{server_id}` already exists; use `update`, "
-                                "or `conflict: \"overwrite\"` to replace it.")
+        exists = any(server_id in (s.id, s.name) for s in manager.servers)
+        if exists and not overwrite:
+            raise ToolError("mcp.server_exists", f"An MCP server `{server_id}` already exists; use `update`, "
+                            "or `conflict: \"overwrite\"` to replace it.")
+        if config.get("enabled", True):  # asked before the old one goes: a refusal leaves it running
+            await self._agree(config, approve)
+        if exists:
             stopped = await self.delete(server_id)
         with _coded():
             info = await manager.aadd(config["id"], **_fields(config))
         self._configs()[info.id] = dict(config)
         return self._view(info, stopped=stopped)
 
-    async def update(self, server_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+    async def update(self, server_id: str, patch: Mapping[str, Any], *, approve: Approve | None) -> dict[str, Any]:
         info = self._info(server_id)
         if patch.get("id", info.id) != info.id:
             raise ToolError("tool.invalid_arguments", f"`update` does not allow changing server id `{info.id}`; "
@@ -144,7 +203,7 @@ class McpManagePort:
             if set(patch) - {"enabled", "id"}:
                 raise ToolError("mcp.server_not_editable", f"`{info.name}` was registered by the bench; a patch "
                                 "may switch `enabled` or bring a whole transport (`command` or `url`).")
-            return await self.set_enabled(info.id, patch.get("enabled", info.state != "disabled"))
+            return await self.set_enabled(info.id, patch.get("enabled", info.state != "disabled"), approve=approve)
         base = dict(old or {"id": info.id, "enabled": info.state != "disabled",
                             "timeoutMs": round(info.timeout * 1000)})
         kind = patch.get("transport") or ("stdio" if "command" in patch else "http" if "url" in patch else None)
@@ -153,7 +212,7 @@ class McpManagePort:
             base["transport"] = kind
         # the transport's fields are checked again on the merged whole
         merged = config_of({**base, **patch, "id": info.id}, self._kernel.workspace)
-        return await self.create(merged, overwrite=True)
+        return await self.create(merged, overwrite=True, approve=approve)
 
     async def delete(self, server_id: str) -> bool:
         info = self._info(server_id)
@@ -162,31 +221,41 @@ class McpManagePort:
         self._configs().pop(info.id, None)
         return info.state == "active"
 
-    async def set_enabled(self, server_id: str, enabled: bool) -> dict[str, Any]:
+    async def set_enabled(self, server_id: str, enabled: bool, *, approve: Approve | None) -> dict[str, Any]:
         manager, before = self._manager, self._info(server_id)
+        if enabled and before.state == "disabled":
+            await self._agree_registered(before.id, approve)
         with _coded():
             info = await (manager.aenable(before.id) if enabled else manager.adisable(before.id))
         if info.id in self._configs():
             self._configs()[info.id]["enabled"] = enabled
         return self._view(info, stopped=not enabled and before.state == "active")
 
-    async def test(self, server_id: str, *, listing: bool = False) -> dict[str, Any]:
+    async def tools(self, server_id: str) -> dict[str, Any]:
         info = self._info(server_id)
-        if info.state == "disabled":
-            config = self._configs().get(info.id)
-            if listing:
-                return self._view(info)
-            if config is None:
-                raise ToolError("mcp.server_unavailable", f"`{info.name}` is disabled; enable it to test it.")
-            return await self.try_config(config)
+        if info.state != "active":  # listing never starts or reconnects anything
+            return self._view(info)
         with _coded():
             [info] = await self._manager.arefresh(info.id)
         return self._view(info)
 
-    async def try_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    async def test(self, server_id: str, *, approve: Approve | None) -> dict[str, Any]:
+        info = self._info(server_id)
+        if info.state == "disabled":
+            config = self._configs().get(info.id)
+            if config is None:
+                raise ToolError("mcp.server_unavailable", f"`{info.name}` is disabled; enable it to test it.")
+            return await self.try_config(config, approve=approve)
+        await self._agree_registered(info.id, approve)
+        with _coded():
+            [info] = await self._manager.arefresh(info.id)
+        return self._view(info)
+
+    async def try_config(self, config: Mapping[str, Any], *, approve: Approve | None) -> dict[str, Any]:
         from ..mcp import McpManager
 
         self.validate(config)
+        await self._agree(config, approve)
         scratch = McpManager(self._kernel.loop, self._kernel.workspace / ".toolbench" / "mcp" / "scratch")
         try:
             with _coded():
@@ -195,13 +264,14 @@ class McpManagePort:
         finally:
             await scratch.aclose()
 
-    async def restart(self, server_id: str) -> dict[str, Any]:
+    async def restart(self, server_id: str, *, approve: Approve | None) -> dict[str, Any]:
         info = self._info(server_id)
         if info.state == "disabled":
-            return await self.set_enabled(info.id, True)  # enabling connects it afresh
+            return await self.set_enabled(info.id, True, approve=approve)  # enabling connects it afresh
+        await self._agree_registered(info.id, approve)
         with _coded():
             [after] = await self._manager.arefresh(info.id, restart=True)
         return self._view(after, stopped=info.state == "active")
 
     async def stop(self, server_id: str) -> dict[str, Any]:
-        return await self.set_enabled(server_id, False)
+        return await self.set_enabled(server_id, False, approve=None)  # stopping starts nothing

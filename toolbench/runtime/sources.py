@@ -59,12 +59,21 @@ class ToolSource:
         raise NotImplementedError
 
     def permission(self, tool_id: ToolId) -> str:
-        """`on` runs a call at once; `ask` waits for the bench's approval handler."""
-        return "on"
+        """`on` runs a call at once; `ask` waits for the bench's approval handler. A tool the
+        source does not have (any more) is `on`: its call fails at once, nobody is asked."""
+        asks: dict[ToolId, str] = self.__dict__.get("_permissions", {})
+        return asks.get(tool_id, "on") if self.has(tool_id) else "on"
 
     def set_permission(self, tool_id: ToolId, permission: str) -> ToolId:
-        raise ToolbenchError("bench.misuse", f"`{tool_id}`'s source sets no permissions; its use is set by "
-                             "the profile")
+        """Make each call of one of this source's tools ask first (`ask`), or run at once (`on`).
+        Taking a tool away is the profile's job (its deny list), not a permission."""
+        if permission not in PERMISSIONS:
+            raise ToolbenchError("bench.misuse", f"`{tool_id}`'s permission is `on` or `ask`, not {permission!r} "
+                                 "(to take the tool away, deny it in the profile)")
+        if not self.has(tool_id):
+            raise ToolbenchError("bench.misuse", f"`{tool_id}` is not a tool of this source")
+        self.__dict__.setdefault("_permissions", {})[tool_id] = permission
+        return tool_id
 
     def round_end_hooks(self, tool_ids: Iterable[ToolId]) -> tuple[RoundEnd, ...]:
         """What runs when a round of an invocation offering these tools ends."""

@@ -79,6 +79,13 @@ def _nothing() -> None:
     pass
 
 
+class Approve(Protocol):
+    """`await approve(action, reason, details)` returns once a person agreed to the step; it
+    raises the ToolError the call ends with otherwise (denied, timed out, nobody to ask)."""
+
+    def __call__(self, action: str, reason: str, details: Mapping[str, Any]) -> Awaitable[None]: ...
+
+
 class ToolPort(Protocol):
     """The invocation's own tools, for a builtin that calls them (the shell bridge).
 
@@ -121,6 +128,9 @@ class ToolContext:
     tools: ToolPort | None = None
     # The bench's MCP servers for `mcp.manage` (McpPort); None where the runtime gives none.
     mcp: McpPort | None = None
+    # Asks a person to agree to one step of the call before it happens (`Approve`); None where
+    # nobody can be asked, so such a step is refused (`tool.approval_required`).
+    approve: Approve | None = None
 
     def call_name_of(self, tool_id: str) -> str | None:
         """The call name the model sees for a tool, if the snapshot offers it (for hints)."""

@@ -2,8 +2,12 @@
 
 Actions (upstream's names): `list`, `read`, `tools`, `diagnose` and `validate` read;
 `create`, `update`, `delete`, `enable`, `disable` write, and `test`, `restart`, `stop` act on
-a running server. Writes and `restart` / `stop` are refused outside the chat scene and in
-delegated children (`mcp.manage_scope`), as upstream allows them only in chat scope. Writes
+a running server. Writes and `test` / `restart` / `stop` are refused outside the chat scene
+and in delegated children (`mcp.manage_scope`), as upstream allows writes only in chat scope;
+toolbench adds `test`, since it starts a process. The reads start nothing (`tools` lists an
+active server afresh, any other as it is). Whatever would start a program on the host or
+connect to an address the model gave asks the user first (`ctx.approve`, see the runtime's
+`mcp_port`): with nobody to ask it is `tool.approval_required` and nothing starts. Writes
 are id-level: `create` adds one server (`conflict: "overwrite"` replaces one with that id),
 `update` merges a `patch` into one server's config; nothing replaces the whole set.
 
@@ -25,15 +29,15 @@ from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
-from .base import BuiltinTool, ToolContext
+from .base import Approve, BuiltinTool, ToolContext
 from .mcp_port import McpPort
 
 READS: Final = ("list", "read", "tools", "diagnose", "validate")
 WRITES: Final = ("create", "update", "delete", "enable", "disable")
 RUNTIME: Final = ("test", "restart", "stop")
 ACTIONS: Final = READS + WRITES + RUNTIME
-# Writes and the runtime-mutating restart/stop are chat-scope only; `test` only reconnects.
-SCOPED: Final = (*WRITES, "restart", "stop")
+# Chat scope only: the writes and every action that can start a process or change a running one.
+SCOPED: Final = (*WRITES, *RUNTIME)
 MAX_IDS: Final = 50
 MAX_ID_CHARS: Final = 200  # ids are echoed in answers: a longer one is refused, never quoted whole
 
@@ -158,11 +162,12 @@ async def manage(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     if action in SCOPED and not port.writable:
         raise ToolError("mcp.manage_scope", f"`{action}` is only allowed in a chat invocation of the main agent; "
                         "here the MCP manager reads only.")
-    result = await _run(port, action, args, ctx.workspace)
+    result = await _run(port, action, args, ctx.workspace, ctx.approve)
     return ToolOutput(content=json.dumps(result, ensure_ascii=False, indent=2), structured=result)
 
 
-async def _run(port: McpPort, action: str, args: dict[str, Any], workspace: Path) -> dict[str, Any]:
+async def _run(port: McpPort, action: str, args: dict[str, Any], workspace: Path,
+               approve: Approve | None) -> dict[str, Any]:
     if action == "list":
         wanted = set(_targets(args, action)) if args.get("server_id") or args.get("server_ids") else None
         servers = [s for s in await port.servers()
@@ -171,10 +176,9 @@ async def _run(port: McpPort, action: str, args: dict[str, Any], workspace: Path
         return {"action": action, "servers": [_view(s, args, tools=False) for s in servers]}
     if action in ("read", "tools", "diagnose"):
         ids = _targets(args, action)
-        if action == "tools":  # upstream lists them afresh (its test path), never calls one
-            servers = [await port.test(sid, listing=True) for sid in ids]
-        else:
-            servers = [await port.read(sid) for sid in ids]
+        # `tools` lists afresh (upstream's test path), never calls one
+        read = port.tools if action == "tools" else port.read
+        servers = [await read(sid) for sid in ids]
         if action == "diagnose":
             args = {**args, "include_stderr": True}
         views = [_view(s, args, tools=action != "diagnose" or bool(args.get("include_tools"))) for s in servers]
@@ -191,17 +195,17 @@ async def _run(port: McpPort, action: str, args: dict[str, Any], workspace: Path
             return {"action": action, "valid": False, "code": exc.code, "problem": exc.message}
         return {"action": action, "valid": True, "serverConfig": config}
     if action == "test" and args.get("server") is not None:  # an inline config: tried, never kept
-        server = await port.try_config(config_of(args["server"], workspace))
+        server = await port.try_config(config_of(args["server"], workspace), approve=approve)
         return {"action": action, "servers": [_view(server, args, tools=False)], "persisted": False}
     if action == "create":
         config = config_of(_need(args, "server", action), workspace)
-        server = await port.create(config, overwrite=args.get("conflict") == "overwrite")
+        server = await port.create(config, overwrite=args.get("conflict") == "overwrite", approve=approve)
         return {"action": action, "server": _view(server, args, tools=False), "changed": True,
                 "stopped": server.get("stopped", False), "appliesFrom": "next invocation"}
     if action == "update":
         server_id = _need(args, "server_id", action)
         patch = config_of(_need(args, "patch", action), workspace, patch=True)
-        server = await port.update(server_id, patch)
+        server = await port.update(server_id, patch, approve=approve)
         return {"action": action, "server": _view(server, args, tools=False), "changed": True,
                 "stopped": server.get("stopped", False), "appliesFrom": "next invocation"}
     if action == "delete":
@@ -212,11 +216,13 @@ async def _run(port: McpPort, action: str, args: dict[str, Any], workspace: Path
     servers = []
     for sid in _targets(args, action):
         if action in ("enable", "disable"):
-            servers.append(await port.set_enabled(sid, action == "enable"))
+            servers.append(await port.set_enabled(sid, action == "enable", approve=approve))
         elif action == "test":
-            servers.append(await port.test(sid))
+            servers.append(await port.test(sid, approve=approve))
+        elif action == "restart":
+            servers.append(await port.restart(sid, approve=approve))
         else:
-            servers.append(await (port.restart if action == "restart" else port.stop)(sid))
+            servers.append(await port.stop(sid))
     result: dict[str, Any] = {"action": action, "servers": [_view(s, args, tools=False) for s in servers]}
     if action != "test":
         result |= {"changed": True, "stopped": any(s.get("stopped", False) for s in servers),

@@ -81,7 +81,12 @@ class ApprovalPanel(Panel):
         self.on_click(deny, partial(self._decide, item, False, approve, deny))
         self.approve_buttons.append(approve)
         self.deny_buttons.append(deny)
-        card = w.VBox([w.HTML(head), scroll([w.HTML(pre(_capped(pretty(request.arguments))))], size="tb-short"),
+        # A step of a call (a server start) shows what would happen, not the call's arguments.
+        step = request.action != "call"
+        what = [w.HTML(f"<div class='tb-approval-reason'><b>{html.escape(request.action)}</b>: "
+                       f"{html.escape(_capped(request.reason))}</div>")] if step else []
+        shown = request.details if step and request.details is not None else request.arguments
+        card = w.VBox([w.HTML(head), *what, scroll([w.HTML(pre(_capped(pretty(shown))))], size="tb-short"),
                        bar([approve, deny])])
         card.add_class("tb-card")
         card.add_class("tb-approval-card")
