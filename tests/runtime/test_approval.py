@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from toolbench import ApprovalRequest, ToolbenchError, Workbench
+from toolbench import ApprovalRequest, ToolbenchError, ToolId, Workbench
 from toolbench.examples.demo_mcp import build_server
 
 
@@ -87,8 +87,10 @@ def test_only_a_true_approves(bench: Workbench) -> None:
 
 
 def test_permissions_are_checked(bench: Workbench) -> None:
+    # A builtin takes `ask` like any tool (issue 26); taking it away is the profile's job.
+    assert bench.set_permission("builtin:dice.roll", "ask") == ToolId.parse("builtin:dice.roll")
     with pytest.raises(ToolbenchError) as builtin:
-        bench.set_permission("builtin:dice.roll", "ask")
+        bench.set_permission("builtin:dice.roll", "off")
     assert builtin.value.code == "bench.misuse"
     with pytest.raises(ToolbenchError) as off:
         bench.set_permission("extension/shop:buy", "off")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,8 +58,10 @@ class Approvals:
             raise ToolbenchError("bench.misuse", f"an approval timeout is a positive number of seconds, not {timeout}")
         self.handler, self.timeout = handler, float(timeout)
 
-    async def decide(self, request: ApprovalRequest) -> str:
-        """`approved`, or raise the ToolError the call ends with."""
+    async def decide(self, request: ApprovalRequest, *, deadline: float | None = None) -> str:
+        """`approved`, or raise the ToolError the call ends with. `deadline` (monotonic) is when
+        the caller gives up (a nested call's shell): no decision is waited for past it, and a yes
+        that comes later does not count, so nothing runs after its caller was told it timed out."""
         handler = self.handler
         # A step's request says which step: the model must learn what was refused, not only the tool.
         what = f"`{request.call_name}`" + ("" if request.action == "call" else f" ({request.reason})")
@@ -66,15 +69,19 @@ class Approvals:
             raise ToolError("tool.approval_required",
                             f"{what} needs the user's approval and no one can give it here. "
                             "Do not retry it; continue without it or ask the user.")
+        wait = self.timeout if deadline is None else min(self.timeout, deadline - time.monotonic())
         try:
             decision: Any = handler(request)
             if inspect.isawaitable(decision):
-                decision = await asyncio.wait_for(_awaited(decision), self.timeout)
+                decision = await asyncio.wait_for(_awaited(decision), max(wait, 0.0))
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError
         except ToolError:
             raise  # a handler may end the call with a code of its own (approval_required: nobody to ask)
         except TimeoutError:
+            late = "its caller's time ran out first" if wait < self.timeout else f"none came in {self.timeout:g} s"
             raise ToolError("tool.approval_timeout",
-                            f"No approval for {what} came in {self.timeout:g} s; the call did not run. "
+                            f"No approval for {what}: {late}; the call did not run. "
                             "Ask the user before trying again.", structured={"approval": "timeout"}) from None
         except Exception as exc:  # a handler that fails decides nothing: the call does not run
             raise ToolError("tool.approval_denied", f"The call of {what} was not approved "

@@ -33,7 +33,7 @@ from ..core.results import AttachmentRef, ToolOutput, ToolResult, call_file_stem
 from ..core.schema_check import check_arguments
 from ..core.snapshot import Binding, Snapshot
 from ..core.turn import Turn
-from ..tools.base import StopSignal, ToolContext
+from ..tools.base import StopSignal, ToolContext, current_deadline
 from ..tools.state import InvocationState
 from . import attachments
 from .approval import ApprovalRequest
@@ -219,16 +219,18 @@ class CallPipeline:
             check_arguments(step.binding.descriptor.input_schema, args)
         builtin = source is self._kernel.builtins
         request = ApprovalRequest(self._id, step.round, step.call_id, step.call_name, tool_id, args)
+        # Read here, in the caller's thread: a nested call waits for no decision past its caller's end.
+        deadline = current_deadline()
         ctx = ToolContext(workspace=self._state.root or self._kernel.workspace, profile=self._profile, rng=self._rng(),
                           invocation_id=self._id, round=step.round, call_id=step.call_id,
                           call_names=self._call_names, state=self._state, agents=self._kernel.agents,
                           cancel=self._cancel, stop=self._stop,
                           mcp=self._mcp_port if builtin else None,
                           tools=self._nested_calls(step) if builtin else None,
-                          approve=partial(self._approve_step, request) if builtin else None)
+                          approve=partial(self._approve_step, request, deadline) if builtin else None)
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)
-        return self._approved(request, partial(source.call, tool_id, args, ctx, blocking=False))
+        return self._approved(request, partial(source.call, tool_id, args, ctx, blocking=False), deadline)
 
     def _nested_calls(self, step: Step) -> NestedCalls | None:
         """The port of `step`'s nested calls: calls of this invocation in its round (bridge.py);
@@ -241,24 +243,24 @@ class CallPipeline:
 
         return NestedCalls(step.call_id, self._snapshot.bindings, self._call_names, run)
 
-    async def _approved(self, request: ApprovalRequest,
-                        start: Callable[[], ToolOutput | Awaitable[ToolOutput]]) -> ToolOutput:
+    async def _approved(self, request: ApprovalRequest, start: Callable[[], ToolOutput | Awaitable[ToolOutput]],
+                        deadline: float | None) -> ToolOutput:
         """Run `start` once the approval handler has said yes; the decision is logged first."""
-        await self._ask(request)
+        await self._ask(request, deadline)
         # Off the loop: a sync tool must not stall the bench loop (nor call the bench's sync face from it).
         output = await asyncio.to_thread(start)
         return await output if inspect.isawaitable(output) else output
 
-    async def _approve_step(self, request: ApprovalRequest, action: str, reason: str,
+    async def _approve_step(self, request: ApprovalRequest, deadline: float | None, action: str, reason: str,
                             details: Mapping[str, Any]) -> None:
         """A builtin's `ctx.approve`: one step of its call asks, through the same handler and log."""
-        await self._ask(replace(request, action=action, reason=reason, details=dict(details)))
+        await self._ask(replace(request, action=action, reason=reason, details=dict(details)), deadline)
 
-    async def _ask(self, request: ApprovalRequest) -> None:
+    async def _ask(self, request: ApprovalRequest, deadline: float | None) -> None:
         """Return once the approval handler said yes; raise the call's ToolError otherwise. The
         decision is in the run log either way, before anything of the call runs."""
         try:
-            decision = await self._kernel.approvals.decide(request)
+            decision = await self._kernel.approvals.decide(request, deadline=deadline)
         except ToolError as exc:
             self._note_approval(request, exc.code)
             raise

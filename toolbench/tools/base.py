@@ -162,6 +162,12 @@ class time_limit:
         _DEADLINE.reset(self._token)
 
 
+def current_deadline() -> float | None:
+    """The monotonic time the running call must end by, if it runs under a limit (a nested
+    call ends by its caller's)."""
+    return _DEADLINE.get()
+
+
 def check_deadline() -> None:
     """Raise `tool.timeout` when the running builtin is past its time limit.
 

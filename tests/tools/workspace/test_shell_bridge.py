@@ -200,6 +200,33 @@ def test_an_ask_tool_from_the_shell_needs_the_approval_a_model_call_needs(make_b
     assert "hi" in run(inv, """mcp.invoke --server demo echo '{"text":"hi"}'""").content
 
 
+def test_a_nested_call_still_waiting_for_approval_when_the_shell_gives_up_never_runs(make_bench) -> None:
+    # The shell's time (1 s) ends while a person is still deciding; their late yes starts nothing.
+    bench = make_bench(profile=Profile.default().edit(allow=[SHELL, "mcp/demo:echo"], shell={"timeoutSeconds": 1.0}))
+    bench.mcp.add("demo", server=build_server(), id="demo")
+    bench.set_permission("mcp/demo:echo", "ask")
+    decided = asyncio.Event()
+    asked: list[Any] = []
+
+    async def slow_person(request: Any) -> bool:
+        asked.append(request)
+        await decided.wait()
+        return True
+
+    bench.on_approval(slow_person)
+    inv = bench.invocation()
+    shell = run(inv, """mcp.invoke --server demo echo '{"text":"late"}'""")
+    assert shell.error_code == "workspace.shell_timeout" and len(asked) == 1
+    bench._kernel.loop.loop.call_soon_threadsafe(decided.set)  # the person says yes, too late
+    for _ in range(1000):  # the nested call settles on its own thread: a bounded wait for its record
+        if any(r.via is not None for r in inv.records):
+            break
+        time.sleep(0.01)
+    [nested] = [r for r in inv.records if r.via is not None]
+    assert nested.result.error_code == "tool.approval_timeout", nested.result
+    assert not any(m.method == "tools/call" for m in bench.mcp.trace("demo", 50))
+
+
 # ---- the deadline, without waiting for it ----
 
 class _Port:
