@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 from agents_support import WAIT, parent_profile
+from deadline import run_with_deadline
 
-from toolbench.runtime import worktrees
+from toolbench.core.errors import ToolbenchError
+from toolbench.runtime import git as git_runner
+from toolbench.runtime import worktree_apply, worktrees
 from toolbench.testing import ScriptedModel
 
 
@@ -71,8 +74,8 @@ def test_the_issue_a_parent_edit_and_a_child_edit_of_one_file_conflict_and_nothi
     # the parent's text stays; nothing else was applied either; the child's version is kept
     assert (repo / "work" / "story.md").read_text() == "the parent's draft\n"
     assert not (repo / "work" / "new.md").exists()
-    assert tree["retained"] is True
-    assert (Path(tree["path"]) / "work" / "story.md").read_text() == "the child's version\n"
+    assert tree["retained"] is True and tree["path"].startswith(".toolbench/worktrees/")  # no host path
+    assert (repo / tree["path"] / "work" / "story.md").read_text() == "the child's version\n"
 
 
 def test_a_file_only_the_child_changed_is_applied(repo):
@@ -256,17 +259,18 @@ def _plant(repo: Path, kind: str, marker: Path) -> None:
         git(repo, "config", "core.hooksPath", "work")
     elif kind == "diff.external":
         git(repo, "config", "diff.external", _script(repo.parent / "diff.sh", marker))
-    elif kind == "include":  # a config file the workspace's config includes, defining a filter
+    elif kind in ("include", "includeIf"):  # a filter in an included config file, for every worktree too
         (repo / ".gitattributes").write_text("*.md filter=sneaky\n")
         git(repo, "add", ".gitattributes")
         git(repo, "commit", "-q", "-m", "attributes")
         command = _script(repo.parent / "filter.sh", marker, "cat\n")
         (repo.parent / "included.cfg").write_text(f'[filter "sneaky"]\n\tsmudge = {command}\n')
-        git(repo, "config", "include.path", str(repo.parent / "included.cfg"))
+        key = "include.path" if kind == "include" else "includeIf.gitdir:**/worktrees/**.path"
+        git(repo, "config", key, str(repo.parent / "included.cfg"))
 
 
 PLANTS = ["post-checkout", "reference-transaction", "post-index-change", "fsmonitor", "smudge", "clean",
-          "process", "hooksPath", "diff.external", "include"]
+          "process", "hooksPath", "diff.external", "include", "includeIf"]
 
 
 @pytest.mark.parametrize("kind", PLANTS)
@@ -310,9 +314,40 @@ def test_a_planted_file_that_is_not_regular_refuses_the_apply_in_bounded_time(re
     (tree.path / "work" / "story.md").write_text("child\n")
     (repo / "work" / "story.md").unlink()
     os.mkfifo(repo / "work" / "story.md")
-    view = finish(tree)
+    view = run_with_deadline(f"""
+from pathlib import Path
+from toolbench.runtime import worktrees
+tree = worktrees.Worktree(Path({str(repo)!r}), Path({str(tree.path)!r}), policy="auto", base={tree.base!r})
+report(worktrees.finish(tree, completed=True).view())
+""", deadline=60)
     assert view["applied"] is False and view["code"] == "agent.apply_refused"
     assert view["retained"] is True
+
+
+def test_a_file_past_the_size_limit_refuses_the_apply(repo, monkeypatch):
+    monkeypatch.setattr(worktree_apply, "MAX_FILE_BYTES", 1000)
+    tree = make(repo, policy="auto")
+    (tree.path / "work" / "big.md").write_text("x" * 2000)
+    view = finish(tree)
+    assert view["applied"] is False and view["code"] == "agent.apply_refused"
+    assert not (repo / "work" / "big.md").exists()
+
+
+def test_a_config_with_more_drivers_than_can_be_neutralised_is_refused(repo):
+    with (repo / ".git" / "config").open("a") as config:
+        config.writelines(f'[filter "f{i}"]\n\tsmudge = true\n' for i in range(git_runner.MAX_DRIVERS + 1))
+    with pytest.raises(ToolbenchError) as info:
+        make(repo)
+    assert info.value.code == "agent.worktree_failed"
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    (".toolbench/cron/tasks.json", True), (".TOOLBENCH/cron/tasks.json", True), ("tool-args/a.json", True),
+    ("skills/x/SKILL.md", True), ("tool-results/r.txt", True), ("work/.git/config", True),
+    ("work/a.md", False), ("work/skills/a.md", False), ("work/.gitignore", False),
+])
+def test_protected_paths(path, expected):
+    assert worktrees.protected(path) is expected
 
 
 def test_a_link_the_child_made_is_never_followed(repo, tmp_path):
