@@ -5,6 +5,7 @@ removed unless retained or left with unapplied changes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -39,7 +40,9 @@ def bench(make_bench, repo):
 
 
 def worktrees(repo: Path) -> list[str]:
-    return [line.split(" ", 1)[1] for line in git(repo, "worktree", "list", "--porcelain").splitlines()
+    """The workspace's worktrees, relative to it (as a view gives them)."""
+    return [os.path.relpath(line.split(" ", 1)[1], repo)
+            for line in git(repo, "worktree", "list", "--porcelain").splitlines()
             if line.startswith("worktree ")][1:]  # the first is the workspace itself
 
 
@@ -69,7 +72,7 @@ def test_policy_none_applies_nothing_and_keeps_the_worktree_with_the_changes(ben
     assert (repo / "work" / "notes.md").read_text() == "original\n" and not (repo / "work/new.txt").exists()
     # unapplied changes keep the worktree (upstream's cleanup rule), and it holds the child's files
     assert tree["retained"] is True and worktrees(repo) == [tree["path"]]
-    assert (Path(tree["path"]) / "work/new.txt").read_text() == "x"
+    assert (repo / tree["path"] / "work/new.txt").read_text() == "x"
 
 
 def test_the_child_works_in_its_worktree_not_the_workspace(bench, repo):
@@ -128,7 +131,7 @@ def test_retain_worktree_keeps_it_after_applying(bench, repo):
     tree = task["worktree"]
     assert tree["applied"] is True and tree["retained"] is True
     assert (repo / "work/new.txt").read_text() == "x"
-    assert worktrees(repo) == [tree["path"]] and Path(tree["path"]).is_dir()
+    assert worktrees(repo) == [tree["path"]] and (repo / tree["path"]).is_dir()
 
 
 def test_retain_worktree_false_removes_it(bench, repo):
@@ -171,18 +174,19 @@ def test_the_shell_runs_in_the_worktree_and_its_changes_are_applied(make_bench, 
     assert (repo / "work" / "shell.txt").read_text() == "made\n"
 
 
-def test_a_change_through_a_link_in_the_workspace_applies_nothing(tmp_path: Path) -> None:
+def test_a_change_through_a_link_in_the_workspace_applies_nothing(repo: Path, tmp_path: Path) -> None:
     """The worktree's changes are copied only along real folders: a workspace folder that is a
-    link out (or a link in the worktree) keeps every change in the worktree."""
-    from toolbench.runtime.worktrees import Worktree, apply
+    link out keeps every change in the worktree (coded)."""
+    from toolbench.runtime import worktrees as wt
 
-    repo, tree = tmp_path / "repo", tmp_path / "tree"
+    tree = wt.create(repo, repo / ".toolbench" / "worktrees" / "child", policy="auto")
+    (tree.path / "work" / "a.md").write_text("new")
     outside = tmp_path / "outside"
-    for folder in (repo, tree / "work", outside):
-        folder.mkdir(parents=True)
+    outside.mkdir()
+    (outside / "notes.md").write_text("original\n")
+    (repo / "work" / "notes.md").unlink()
+    (repo / "work").rmdir()
     (repo / "work").symlink_to(outside)
-    (tree / "work" / "a.md").write_text("new")
-    worktree = Worktree(repo=repo, path=tree, policy="auto", changed=["work/a.md"])
-    with pytest.raises(OSError):
-        apply(worktree)
-    assert list(outside.iterdir()) == []
+    view = wt.finish(tree, completed=True).view()
+    assert view["applied"] is False and view["code"] == "agent.apply_refused" and view["retained"] is True
+    assert sorted(p.name for p in outside.iterdir()) == ["notes.md"]

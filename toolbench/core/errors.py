@@ -204,7 +204,17 @@ CODES: dict[str, str] = {
     "repository with a commit",
     "agent.output_path_outside_workspace": "an allowed_output_paths entry is absolute or leaves the workspace",
     "agent.provision_failed": "a worktree for a delegate entry could not be made; nothing was started",
-    "agent.worktree_failed": "a git command for a worktree child failed (add, status or remove)",
+    "agent.worktree_failed": "a git command for a worktree child failed (add, status, merge or remove), or the "
+    "repository's config names too many drivers to neutralise; the worktree is kept",
+    "agent.apply_conflict": "a worktree child and the workspace both changed the same files and they do not merge "
+    "(same lines, a deletion against a change, both added, binary): nothing was applied, the worktree keeps the "
+    "child's versions (`conflicts` names the files)",
+    "agent.apply_refused": "a worktree child's change cannot be applied safely (a link on the way, a file that is "
+    "not regular, past the size or count limits): nothing was applied, the worktree is kept",
+    "agent.apply_not_allowed": "apply_policy explicit and a changed file matches no allowed_output_paths entry: "
+    "nothing was applied, the worktree is kept (the reason names the files)",
+    "agent.apply_failed": "writing a worktree child's changes to the workspace failed part-way (a disk or "
+    "permission error); the worktree keeps the child's versions",
     "agent.unavailable": "the agent tools ran without the bench's agents service",
     "testing.script_exhausted": "a ScriptedModel was asked for a turn past the end of its plan",
     # memory (memory.manage / memory.query)
