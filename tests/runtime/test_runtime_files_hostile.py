@@ -121,8 +121,9 @@ def test_a_planted_cron_store_is_refused_by_the_tools_and_run_due(tmp_path: Path
 def test_a_planted_cron_log_neither_blocks_nor_loses_the_run(tmp_path: Path, kind: str) -> None:
     got = run_with_deadline(CRON, args=(str(tmp_path / "ws"), kind, str(tmp_path / "outside.json"), "log"),
                             deadline=DEADLINE, memory_mb=MEMORY_MB)
-    assert got == {"runs": [["prompt_due", CAUSE[kind]]], "counted": [1], "list_logs": "cron.store_unreadable",
-                   "outside_kept": True}
+    # An append never follows a link at the name, inside the workspace or out: a link is not a log.
+    assert got == {"runs": [["prompt_due", "storage.not_regular_file"]], "counted": [1],
+                   "list_logs": "cron.store_unreadable", "outside_kept": True}
 
 
 REOPEN = PLANT + r"""

@@ -7,8 +7,8 @@ tools use (`beneath`): the path is walked from a descriptor of the workspace (a 
 elsewhere inside it, never out), the entry is opened O_NOFOLLOW|O_NONBLOCK and kept only if
 fstat says it is a regular file, and a read stops at a size cap the caller names. A write never
 opens the old entry: it renames a fresh temp file over the name (`fileio.replace_at`), so a FIFO
-or link planted there is replaced, not followed. An append (`open_log`) opens the entry the same
-way as a read, O_RDWR|O_APPEND.
+or link planted there is replaced, not followed (a remove unlinks the entry itself). An append
+(`open_log`) opens the entry the same way as a read, O_RDWR|O_APPEND.
 
 Each refusal is a `ToolbenchError` whose message names the file relative to the workspace (never
 a host path): `storage.not_regular_file`, `storage.link_outside_workspace`,
@@ -104,13 +104,26 @@ def open_log(root: Path, relative: str) -> int:
         return fd
 
 
+def remove_runtime_file(root: Path, relative: str) -> None:
+    """Remove the entry `root/relative` if there is one (a link itself, never its target)."""
+    with _spot(root, relative, create=False, doing="remove") as spot:
+        if spot is None:
+            return
+        try:
+            os.unlink(spot.name, dir_fd=spot.dir_fd)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise _failed(relative, exc, "remove") from exc
+
+
 @contextlib.contextmanager
 def _spot(root: Path, relative: str, *, create: bool, doing: str) -> Iterator[_Found | None]:
     """Where `relative` lies beneath `root` (None when it or a folder on its way is missing), its
     descriptors closed afterwards. A read follows a link at the last part (beneath the root
     still); a write or append does not. With `create` the folders are made (the root too). An
-    entry that exists and is not a regular file is refused here, before anything opens it (a
-    write, which replaces the entry, excepted)."""
+    entry that exists and is not a regular file is refused here, before a read or append opens
+    it (a write or remove only renames or unlinks the entry)."""
     segs = [p for p in relative.split("/") if p not in ("", ".")]
     try:
         if create:
@@ -135,7 +148,7 @@ def _spot(root: Path, relative: str, *, create: bool, doing: str) -> Iterator[_F
             if spot.rest or spot.name is None or (spot.st is None and not create):
                 yield None
                 return
-            if spot.st is not None and doing != "write" and not stat.S_ISREG(spot.st.st_mode):
+            if spot.st is not None and doing in ("read", "append to") and not stat.S_ISREG(spot.st.st_mode):
                 raise _not_regular(relative, spot.st)
             yield _Found(spot.dir_fd, spot.name, spot.st)
         finally:
