@@ -202,9 +202,9 @@ def test_an_invocations_folder_linked_out_of_the_workspace_is_refused(tmp_path: 
     outside.mkdir()
     (tmp_path / "ws" / ".toolbench").mkdir(parents=True)
     (tmp_path / "ws" / ".toolbench" / "invocations").symlink_to(outside)
-    with Workbench(tmp_path / "ws", profile=Profile.default().edit(allow=["builtin:dice.roll"])) as bench:
-        with pytest.raises(ToolbenchError) as info:
-            bench.invocation(id="inv_x")
+    profile = Profile.default().edit(allow=["builtin:dice.roll"])
+    with Workbench(tmp_path / "ws", profile=profile) as bench, pytest.raises(ToolbenchError) as info:
+        bench.invocation(id="inv_x")
     assert info.value.code == "storage.link_outside_workspace"
     assert list(outside.iterdir()) == []
 

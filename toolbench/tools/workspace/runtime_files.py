@@ -104,6 +104,23 @@ def open_log(root: Path, relative: str) -> int:
         return fd
 
 
+def make_runtime_folder(root: Path, relative: str) -> None:
+    """Make the folder `root/relative` and those on its way, beneath the root (a link on the way
+    may lead elsewhere inside, never out); `storage.not_writable` when the disk refuses."""
+    with _spot(root, relative, create=True, doing="make") as spot:
+        if spot is None:
+            return  # the root itself
+        if spot.st is not None and not stat.S_ISDIR(spot.st.st_mode):
+            raise _not_regular(relative, spot.st, folder=relative)
+        try:
+            if spot.st is None:
+                os.mkdir(spot.name, dir_fd=spot.dir_fd)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _failed(relative, exc, "make") from exc
+
+
 def remove_runtime_file(root: Path, relative: str) -> None:
     """Remove the entry `root/relative` if there is one (a link itself, never its target)."""
     with _spot(root, relative, create=False, doing="remove") as spot:
@@ -188,5 +205,8 @@ def _too_large(relative: str, limit: int) -> ToolbenchError:
 
 
 def _failed(relative: str, exc: OSError, doing: str) -> ToolbenchError:
+    if doing == "make":  # a runtime folder the bench needs
+        return ToolbenchError("storage.not_writable", f"cannot create `{relative}`: {exc.strerror or exc}; the "
+                              "workspace and its runtime folders must be writable")
     code = "storage.read_failed" if doing == "read" else "storage.write_failed"
     return ToolbenchError(code, f"cannot {doing} `{relative}`: {exc.strerror or type(exc).__name__}")
