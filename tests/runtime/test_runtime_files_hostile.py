@@ -216,3 +216,24 @@ def test_a_roster_written_over_a_planted_fifo_replaces_it(make_bench, tmp_path: 
     os.mkfifo(path)
     assert agent_store.save(tmp_path / "ws", []) is None
     assert json.loads(path.read_text()) == {"schemaVersion": 1, "children": []}
+
+
+MCP_LOG = PLANT + r"""
+from toolbench.mcp._procs import CappedLog, tail_lines
+
+path = ws / ".toolbench" / "mcp" / "srv.stderr.log"
+plant(path, kind, "secret\n")
+before = outside_digest()
+log = CappedLog(path)
+log.writer.write("server says hi\n")
+log.close()
+report({"tail": list(tail_lines(path)), "outside_kept": outside_digest() == before})
+"""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "outside"])
+def test_a_planted_mcp_stderr_log_is_replaced_not_opened(tmp_path: Path, kind: str) -> None:
+    # The planted entry is replaced by a fresh log (never opened, never followed).
+    got = run_with_deadline(MCP_LOG, args=(str(tmp_path / "ws"), kind, str(tmp_path / "outside.json")),
+                            deadline=DEADLINE, memory_mb=MEMORY_MB)
+    assert got == {"tail": ["server says hi"], "outside_kept": True}
