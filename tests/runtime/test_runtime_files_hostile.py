@@ -17,6 +17,7 @@ from upstream_support import always_return
 
 from toolbench import Profile, ToolbenchError, Workbench
 from toolbench.runtime import agent_store
+from toolbench.tools.workspace.runtime_files import read_runtime_file
 
 DEADLINE = 20
 MEMORY_MB = 1024
@@ -237,3 +238,41 @@ def test_a_planted_mcp_stderr_log_is_replaced_not_opened(tmp_path: Path, kind: s
     got = run_with_deadline(MCP_LOG, args=(str(tmp_path / "ws"), kind, str(tmp_path / "outside.json")),
                             deadline=DEADLINE, memory_mb=MEMORY_MB)
     assert got == {"tail": ["server says hi"], "outside_kept": True}
+
+
+# The rule itself (tools/workspace/runtime_files.py), on files that cannot hang it.
+
+def test_read_runtime_file_follows_links_inside_the_workspace_only(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".toolbench").mkdir(parents=True)
+    (ws / "real.json").write_text("{}")
+    (ws / ".toolbench" / "inside.json").symlink_to("../real.json")
+    (tmp_path / "out.json").write_text("{}")
+    (ws / ".toolbench" / "out.json").symlink_to(tmp_path / "out.json")
+    assert read_runtime_file(ws, ".toolbench/inside.json", limit=10) == b"{}"
+    assert read_runtime_file(ws, ".toolbench/missing.json", limit=10) is None
+    assert read_runtime_file(ws, "nowhere/missing.json", limit=10) is None
+    assert read_runtime_file(ws, "real.json", limit=1, tail=True) == b"}"
+    for name, code in [(".toolbench/out.json", "storage.link_outside_workspace"),
+                       ("real.json", "storage.file_too_large"), ("real.json/x", "storage.not_regular_file")]:
+        with pytest.raises(ToolbenchError) as info:
+            read_runtime_file(ws, name, limit=1)
+        assert info.value.code == code
+        assert str(tmp_path) not in info.value.message  # the message names the file in the workspace
+
+
+def test_a_long_cron_log_is_read_from_its_end_and_a_torn_line_skipped(make_bench, monkeypatch) -> None:
+    from toolbench.tools.cron import tasks
+
+    bench = make_bench(profile=Profile.default().edit(allow=["builtin:cron.create", "builtin:cron.list_logs"]))
+    inv = bench.invocation()
+    assert not inv.call("cron_create", {"name": "p", "cron": "0 0 9 * * *", "type": "prompt", "prompt": "p"}).is_error
+    lines = [json.dumps({"at": f"t{i}", "status": "ok", "output": "x" * 50}) for i in range(40)]
+    log = bench.workspace / ".toolbench" / "cron" / "logs" / "task-0001.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text("\n".join(lines) + '\n{"at": "torn', encoding="utf-8")
+    monkeypatch.setattr(tasks, "LOG_TAIL_BYTES", 400)  # a log far longer than what is read of it
+    result = inv.call("cron_list_logs", {"task_id": "task-0001", "limit": 500})
+    assert not result.is_error, result.content
+    ats = [e["at"] for e in result.structured["logs"]]
+    assert ats[0] == "t39" and 1 < len(ats) < 40 and ats == [f"t{i}" for i in range(39, 39 - len(ats), -1)]

@@ -205,8 +205,9 @@ def _too_large(relative: str, limit: int) -> ToolbenchError:
 
 
 def _failed(relative: str, exc: OSError, doing: str) -> ToolbenchError:
+    why = exc.strerror or type(exc).__name__  # never str(exc): it names the host path
     if doing == "make":  # a runtime folder the bench needs
-        return ToolbenchError("storage.not_writable", f"cannot create `{relative}`: {exc.strerror or exc}; the "
-                              "workspace and its runtime folders must be writable")
+        return ToolbenchError("storage.not_writable", f"cannot create `{relative}`: {why}; the workspace and its "
+                              "runtime folders must be writable")
     code = "storage.read_failed" if doing == "read" else "storage.write_failed"
-    return ToolbenchError(code, f"cannot {doing} `{relative}`: {exc.strerror or type(exc).__name__}")
+    return ToolbenchError(code, f"cannot {doing} `{relative}`: {why}")
