@@ -234,5 +234,5 @@ def test_concurrent_calls_log_their_budget_in_order(make_bench):
         t.start()
     for t in threads:
         t.join(60)
-    totals = [e["gate"]["totalCalls"] for e in records.read_log(inv._dir) if "record" in e]
+    totals = [e["gate"]["totalCalls"] for e in inv._log.read() if "record" in e]
     assert totals == sorted(totals) and totals[-1] == 900

@@ -196,8 +196,9 @@ CODES: dict[str, str] = {
     "agent.duplicate_agent_id": "a delegate batch names the same child id twice (compared case-insensitively)",
     "agent.unknown_template": "a delegate entry names a template that is not enabled in bench.agents",
     "agent.identity_conflict": "a delegate entry gives a name, role, identity or template other than the child's",
-    "agent.roster_unreadable": "the stored sub-agent roster (.toolbench/agents/roster.json) is torn, corrupt or "
-    "of another version: the bench starts a fresh roster, and the next child's run replaces the file (notice)",
+    "agent.roster_unreadable": "the stored sub-agent roster (.toolbench/agents/roster.json) is torn, corrupt, "
+    "of another version or a planted entry (the notice's cause: storage.*): the bench starts a fresh roster, and "
+    "the next child's run replaces the file (notice)",
     "agent.roster_write_failed": "the sub-agent roster could not be written when a child's run ended; the bench "
     "keeps it in memory (notice)",
     "agent.worktree_unavailable": "a delegate entry asks for mode worktree but the workspace is not a git "
@@ -254,12 +255,20 @@ CODES: dict[str, str] = {
     "skills.source_unsafe": "an install source folder holds a link",
     "skills.source_unsupported": "an install source that is a URL or not a folder, archive or SKILL.md",
     "cron.task_not_found": "no cron task has that id",
+    "cron.store_unreadable": "the cron store (.toolbench/cron/tasks.json) or a task's run log is not a regular "
+    "file, too large, a link out of the workspace, or not JSON; the cron tools and run_due refuse until it is fixed",
     # storage
     "storage.write_failed": "a runtime file could not be written",
     "storage.workspace_not_directory": "the workspace path (or a folder it would be made in) is a file",
     "storage.not_writable": "the workspace's runtime folders cannot be created or written (read-only, permissions)",
     "storage.already_exists": "a write-once runtime file exists already",
     "storage.run_log_invalid": "a stored run log could not be read back",
+    "storage.not_regular_file": "a runtime file (or a folder on its way) is a FIFO, device, socket, link or folder "
+    "where a regular file (or folder) belongs; it is left as it is, never opened for reading",
+    "storage.link_outside_workspace": "a runtime file, or a folder on its way, is a link out of the workspace; "
+    "the bench neither reads nor writes through it",
+    "storage.file_too_large": "a runtime file is over the size the bench reads of it (named beside its reader)",
+    "storage.read_failed": "a runtime file could not be read (permissions, an I/O error, a loop of links)",
     # misuse
     "bench.closed": "the workbench was closed",
     "bench.misuse": "the library was called in a way it does not support",

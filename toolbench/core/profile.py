@@ -154,6 +154,13 @@ class Profile(Section):
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise ToolbenchError("agent.profile_invalid", f"cannot read profile {path}: {reason}") from exc
+        return cls.from_text(text, path)
+
+    @classmethod
+    def from_text(cls, text: str, path: str | Path) -> Profile:
+        """A profile file's text, read as `load` reads the file `path` (its suffix picks the
+        format; messages name it): for a caller that read the file its own way."""
+        path = Path(path)
         data = _decode(text, path)
         if not isinstance(data, Mapping):  # an empty YAML file is None; a list, a bare value
             found = "nothing" if data is None else _KINDS.get(type(data), f"a {type(data).__name__}")

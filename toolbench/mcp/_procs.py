@@ -3,6 +3,11 @@ log, read a log tail.
 
 The server's pid comes from the SDK's stdio transport (`_transport.StdioTransport`); liveness is read
 from /proc where there is one (Linux), so a zombie counts as gone.
+
+A log lies in the workspace's runtime folder, where a hostile workspace may have planted a FIFO,
+a device or a link at its name: the log removes whatever entry is there (never opening it) and
+makes a regular file (`runtime_files.open_log`); when it cannot, the server's stderr is drained
+and dropped. The tail is read as a runtime file too (a regular file, its last bytes only).
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
+
+from ..core.errors import ToolbenchError
+from ..tools.workspace.runtime_files import open_log, read_runtime_file, remove_runtime_file
 
 LOG_MAX_BYTES = 1 << 20  # per log file; with the one rotated file, a server's stderr keeps at most 2 MiB
 _PROC = Path("/proc")
@@ -47,18 +55,28 @@ def tail_lines(path: Path | None, lines: int = 20, max_bytes: int = 16_384) -> t
     if path is None:
         return ()
     try:
-        with path.open("rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - max_bytes))
-            data = f.read()
-    except OSError:
+        data = read_runtime_file(path.parent, path.name, limit=max_bytes, tail=True)
+    except ToolbenchError:  # not a regular file, a link: not a log this bench wrote
+        return ()
+    if data is None:
         return ()
     text = data.decode("utf-8", errors="replace")
     parts = text.splitlines()
-    if size > max_bytes and parts:
+    if len(data) >= max_bytes and parts:
         parts = parts[1:]  # the first line read is probably cut
     return tuple(line[:500] for line in parts[-lines:])
+
+
+def _fresh_log(path: Path) -> BinaryIO | None:
+    """An empty regular file at `path`, whatever entry was there (removed, never opened); None
+    when none can be made."""
+    try:
+        remove_runtime_file(path.parent, path.name)
+        fd = open_log(path.parent, path.name)
+    except ToolbenchError:
+        return None
+    os.ftruncate(fd, 0)  # made again between the two steps: still a fresh log
+    return os.fdopen(fd, "wb")
 
 
 class CappedLog:
@@ -74,7 +92,7 @@ class CappedLog:
         self.max_bytes = max_bytes
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}.1")
-        self._log = open(path, "wb")  # noqa: SIM115 (closed by the copy thread); first, so a failure leaks no pipe
+        self._log = _fresh_log(path)  # closed by the copy thread; first, so a failure leaks no pipe
         self._size = 0
         read_fd, write_fd = os.pipe()
         self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
@@ -82,7 +100,7 @@ class CappedLog:
         self._thread.start()
 
     def _copy(self, read_fd: int) -> None:
-        writable = True
+        writable = self._log is not None
         try:
             while chunk := os.read(read_fd, 65536):
                 if not writable:
@@ -91,6 +109,8 @@ class CappedLog:
                     chunk = chunk[-self.max_bytes:]  # a chunk over the cap keeps its newest part
                     if self._size + len(chunk) > self.max_bytes and self._size:
                         self._rotate()
+                    if self._log is None:
+                        raise OSError("the log could not be made again after its rotation")
                     self._log.write(chunk)
                     self._log.flush()
                     self._size += len(chunk)
@@ -98,13 +118,16 @@ class CappedLog:
                     writable = False
         finally:
             os.close(read_fd)
-            with contextlib.suppress(OSError):
-                self._log.close()
+            if self._log is not None:
+                with contextlib.suppress(OSError):
+                    self._log.close()
 
     def _rotate(self) -> None:
-        self._log.close()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
         os.replace(self.path, f"{self.path}.1")
-        self._log = open(self.path, "wb")  # noqa: SIM115
+        self._log = _fresh_log(self.path)
         self._size = 0
 
     def close(self, wait: float = 0.5) -> None:

@@ -11,7 +11,11 @@ reopened bench reads it once, when it first needs the roster.
       "context": {"schemaVersion": 1, "protocol": "openai", "system": "...", "messages": [...]}}]}
 
 The file's `schemaVersion` is the roster's form: another one, a torn or corrupt file reads as
-no roster, with an `agent.roster_unreadable` notice (nothing raises). A context's own
+no roster, with an `agent.roster_unreadable` notice (nothing raises). So does a file a hostile
+workspace planted: it is read as every runtime file is (`read_runtime_file`: a regular file
+beneath the workspace, at most ROSTER_MAX_BYTES), and the notice's `cause` is the storage code
+(a FIFO, a link out of the workspace, a huge file). The save renames a new file over the name,
+so it replaces such an entry without opening it. A context's own
 `schemaVersion` is the form of its messages: another one is dropped (the child resumes with a
 fresh context under its stored identity, as upstream's `contextSchemaVersion` check).
 """
@@ -28,20 +32,24 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..core.agents import MODES, check_agent_id
 from ..core.errors import ToolbenchError
-from ..core.fileio import write_atomic
+from ..core.fileio import encode_text
+from ..tools.workspace.runtime_files import read_runtime_file, write_runtime_file
 from .store import RUNTIME_DIR
 
 ROSTER_VERSION: Final = 1  # the file's form
 CONTEXT_VERSION: Final = 1  # the form of a stored context (provider messages, a system prompt)
 ROSTER_PATH: Final = f"{RUNTIME_DIR}/agents/roster.json"
+ROSTER_MAX_BYTES: Final = 16 << 20  # thousands of children with long contexts; more is not a roster
 
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """Something the bench did instead of failing (a coded line for the developer)."""
+    """Something the bench did instead of failing (a coded line for the developer); `cause` is
+    the code of the storage error under it, if one was."""
 
     code: str
     message: str
+    cause: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,20 +110,15 @@ class _Roster(BaseModel):
     children: list[_Child]
 
 
-def roster_path(workspace: Path) -> Path:
-    return workspace / ROSTER_PATH
-
-
 def load(workspace: Path) -> tuple[list[StoredChild], Notice | None]:
     """The stored children, in the order they were made, and a notice when the file could not be
     read (then no children: the bench starts a fresh roster). No file: none, no notice."""
-    path = roster_path(workspace)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = read_runtime_file(workspace, ROSTER_PATH, limit=ROSTER_MAX_BYTES)
+    except ToolbenchError as exc:  # storage.*: not a regular file, a link out, too large, unreadable
+        return [], _unreadable(exc.message, exc.code)
+    if raw is None:
         return [], None
-    except OSError as exc:
-        return [], _unreadable(f"{type(exc).__name__}: {exc}")
     try:
         roster = _Roster.model_validate_json(raw)
         children = [_stored(c) for c in roster.children]
@@ -132,15 +135,18 @@ def save(workspace: Path, children: Sequence[StoredChild]) -> Notice | None:
     data = {"schemaVersion": ROSTER_VERSION, "children": [_row(c) for c in children]}
     try:
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-        write_atomic(roster_path(workspace), text + "\n")
-    except (ToolbenchError, TypeError, ValueError) as exc:  # storage.write_failed; a message that is not JSON
+    except (TypeError, ValueError) as exc:  # a message that is not JSON
         return Notice("agent.roster_write_failed", f"{ROSTER_PATH} was not written ({type(exc).__name__}: {exc})")
+    try:
+        write_runtime_file(workspace, ROSTER_PATH, encode_text(text + "\n"))
+    except ToolbenchError as exc:  # storage.*: a folder on its way is a link out, the disk refused
+        return Notice("agent.roster_write_failed", f"{ROSTER_PATH} was not written ({exc.message})", exc.code)
     return None
 
 
-def _unreadable(why: str) -> Notice:
+def _unreadable(why: str, cause: str | None = None) -> Notice:
     return Notice("agent.roster_unreadable", f"{ROSTER_PATH} could not be read ({why[:200]}); the roster starts "
-                  "empty and the next child's run replaces the file")
+                  "empty and the next child's run replaces the file", cause)
 
 
 def _stored(child: _Child) -> StoredChild:

@@ -4,8 +4,9 @@
 externalised result's): each attachment becomes `tool-results/<call file stem>-<n><suffix>`,
 write-once and read-only, and the result lists it as an `AttachmentRef`. The run log keeps
 the refs, never the bytes, so a reopened invocation finds its attachments in those files;
-`views` reads them back for transcripts (a missing file gives a view without data, which the
-providers' renderers report as left out).
+`views` reads them back for transcripts, as runtime files (`runtime_files`: a regular file
+beneath the workspace, at most the size the ref names); a missing or planted file gives a view
+without data, which the providers' renderers report as left out.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import ToolbenchError
 from ..core.results import Attachment, AttachmentRef, attachment_path
 from ..protocols.types import AttachmentView
+from ..tools.workspace.runtime_files import read_runtime_file
 
 if TYPE_CHECKING:
     from .store import Store
@@ -53,9 +55,9 @@ def views(store: Store, refs: Sequence[AttachmentRef]) -> tuple[AttachmentView, 
     """The attachments with their bytes, as the protocol renderers take them."""
     out = []
     for ref in refs:
-        try:
-            data: bytes | None = store.path(ref.path).read_bytes()
-        except OSError:
+        try:  # a runtime file: a FIFO, a link out or a file over its size is not the one the call wrote
+            data = read_runtime_file(store.workspace, ref.path, limit=ref.size)
+        except ToolbenchError:
             data = None
         if data is not None and len(data) != ref.size:  # not the file the call wrote
             data = None

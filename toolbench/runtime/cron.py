@@ -11,6 +11,11 @@ or `"failed"` with the run's error code when the provider erred, or the stop rea
 run ended without an answer); without a model they are recorded as due prompts
 (`status="prompt_due"`), as before.
 
+A store the tools cannot read (`cron.store_unreadable`: a planted or corrupt tasks.json) is the
+same code here, raised as a ToolbenchError. A run whose log line cannot be written (a planted
+log) still counts: the run is returned with `extra["log_error"]` (the storage code) and the
+task's window and counters move on, so it does not run again.
+
 Cron has its own model rather than reusing `bench.agents.model`: that one may be the older
 callable form, which cannot drive `inv.run`, and setting a model for sub-agents should not
 start running scheduled prompts that were only recorded until then.
@@ -18,13 +23,16 @@ start running scheduled prompts that were only recorded until then.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..core.descriptors import SCENES, Scene
-from ..core.errors import ToolbenchError
+from ..core.errors import ToolbenchError, ToolError
 from ..models import Model
 from ..tools.cron.tasks import STORED_OUTPUT_CHARS, CronStore, CronTask, next_fire, settle
 from ..tools.workspace.paths import Workspace
@@ -39,7 +47,8 @@ if TYPE_CHECKING:
 class CronRun:
     """One run of one task: `status` is ok, failed, timed_out, cancelled, prompt_due or ran
     (a prompt a model answered). A prompt run's `extra` holds `run_id`, `invocation_id`,
-    `stop_reason` and `error_code` (None unless the provider erred)."""
+    `stop_reason` and `error_code` (None unless the provider erred); any run's `log_error` is
+    the storage code when its log line could not be written."""
 
     task_id: str
     name: str
@@ -60,6 +69,15 @@ def _align(value: datetime, like: datetime) -> datetime:
     if (value.tzinfo is None) == (like.tzinfo is None):
         return value
     return value.replace(tzinfo=like.tzinfo) if like.tzinfo else value.replace(tzinfo=None)
+
+
+@contextlib.contextmanager
+def _developer_facing() -> Iterator[None]:
+    """The store's ToolError (meant for a model) as the ToolbenchError a developer's call raises."""
+    try:
+        yield
+    except ToolError as exc:
+        raise ToolbenchError(exc.code, exc.message) from None
 
 
 class CronScheduler:
@@ -95,13 +113,14 @@ class CronScheduler:
         self._scene = scene
 
     def tasks(self) -> list[CronTask]:
-        return self.store.tasks()
+        with _developer_facing():
+            return self.store.tasks()
 
     def due(self, now: datetime) -> list[CronTask]:
         """The tasks `run_due(now)` would run, without running them."""
         now = now.replace(microsecond=0)
         out = []
-        for task in self.store.tasks():
+        for task in self.tasks():
             if not task.enabled or task.remaining_executions == 0:
                 continue
             anchor = _align(datetime.fromisoformat(task.checked_at), now) if task.checked_at \
@@ -117,7 +136,7 @@ class CronScheduler:
         now = now.replace(microsecond=0)
         due = {t.id for t in self.due(now)}
         runs = []
-        tasks = self.store.tasks()
+        tasks = self.tasks()
         for i, task in enumerate(tasks):
             # Every task's window moves on, disabled ones too: re-enabling a task does not fire
             # the times it missed while it was off (`due` leaves disabled tasks out).
@@ -126,13 +145,17 @@ class CronScheduler:
                 task = task.model_copy(update={"checked_at": stamp})
             if task.id in due:
                 run = self._run(task, stamp)
+                try:
+                    self.store.append_log(run.to_log())
+                except ToolbenchError as exc:  # storage.*: the run happened; it is counted all the same
+                    run = dataclasses.replace(run, extra={**run.extra, "log_error": exc.code})
                 runs.append(run)
-                self.store.append_log(run.to_log())
                 left = None if task.remaining_executions is None else task.remaining_executions - 1
                 task = settle(task.model_copy(update={"last_run_at": stamp, "runs": task.runs + 1,
                                                       "remaining_executions": left}))
             tasks[i] = task
-        self.store.put_all(tasks)
+        with _developer_facing():
+            self.store.put_all(tasks)
         return runs
 
     def _run(self, task: CronTask, stamp: str) -> CronRun:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.arguments import MISSING
 from ..core.errors import ToolbenchError
-from ..core.fileio import write_atomic
+from ..core.fileio import encode_text
 from ..core.gate import GateState
 from ..core.profile import Profile
 from ..core.results import ToolResult
@@ -26,6 +26,7 @@ from ..core.snapshot import Snapshot
 from ..core.turn import Turn, TurnContract
 from ..tools.state import InvocationState
 from ..tools.workspace.publish import PublishedOutput
+from ..tools.workspace.runtime_files import read_runtime_file, write_runtime_file
 from .call_pipeline import CallPipeline
 from .provider_face import ProviderFace
 from .records import (
@@ -35,7 +36,6 @@ from .records import (
     RunLog,
     output_entry,
     published_output,
-    read_log,
     read_turns,
     record_files,
 )
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from .run import Run, RunRound
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
+SNAPSHOT_MAX_BYTES = 16 << 20  # a snapshot of hundreds of tools with large schemas
+PROFILE_MAX_BYTES = 4 << 20  # a profile is settings: kilobytes
 T = TypeVar("T")
 
 
@@ -65,7 +67,7 @@ class Invocation:
         self._profile = profile
         self._lock = threading.RLock()
         self._dir = kernel.store.invocation_dir(snapshot.id)
-        self._log = RunLog(self._dir)
+        self._log = RunLog(kernel.workspace, kernel.store.invocation_folder(snapshot.id))
         self.state = state  # per-invocation tool state (read states, todos, the published output, ...)
         self._calls = CallPipeline(self, kernel, self._log, self._lock, snapshot=snapshot, profile=profile,
                                    state=state, records=records, gate=gate or GateState(), blocked=blocked)
@@ -93,24 +95,29 @@ class Invocation:
     def create(cls, kernel: Kernel, snapshot: Snapshot, profile: Profile, state: InvocationState) -> Invocation:
         """A new invocation, its profile and snapshot saved beside its run log."""
         inv = cls(kernel, snapshot, profile, state)
-        write_atomic(inv._dir / PROFILE_NAME, profile.to_json_text(), durable=False)
-        write_atomic(inv._dir / SNAPSHOT_NAME, dumps(snapshot.to_json()), durable=False)
+        folder = kernel.store.invocation_folder(snapshot.id)
+        write_runtime_file(kernel.workspace, f"{folder}/{PROFILE_NAME}", encode_text(profile.to_json_text()),
+                           durable=False)
+        write_runtime_file(kernel.workspace, f"{folder}/{SNAPSHOT_NAME}", encode_text(dumps(snapshot.to_json())),
+                           durable=False)
         return inv
 
     @classmethod
     def reopen(cls, kernel: Kernel, invocation_id: str, state: InvocationState) -> Invocation:
-        directory = kernel.store.invocation_dir(invocation_id)
-        path = directory / SNAPSHOT_NAME
-        if not path.exists():
+        """The invocation from its files, each read as a runtime file (`runtime_files`): a planted
+        one (a FIFO, a link out, too large) is its storage.* error, a corrupt one its own code."""
+        folder = kernel.store.invocation_folder(invocation_id)
+        snapshot_json = _read_json(kernel, f"{folder}/{SNAPSHOT_NAME}", SNAPSHOT_MAX_BYTES, "tool.snapshot_invalid")
+        if snapshot_json is None:
             raise ToolbenchError("bench.misuse", f"no invocation `{invocation_id}` in {kernel.workspace}")
-        snapshot = Snapshot.from_json(json.loads(path.read_text(encoding="utf-8")))
-        entries = read_log(directory)
+        snapshot = Snapshot.from_json(snapshot_json)
+        entries = RunLog(kernel.workspace, folder).read()
         calls = [e for e in entries if "record" in e]  # the others hold the published output
         records = [CallRecord.from_json(e["record"]) for e in calls]
         gate = GateState.from_json(calls[-1]["gate"]) if calls else GateState()
         blocked = next((e["blocked"] for e in reversed(calls) if e.get("blocked")), None)
-        profile_path = directory / PROFILE_NAME
-        profile = Profile.load(profile_path) if profile_path.exists() else kernel.profile
+        stored = _stored_profile(kernel, f"{folder}/{PROFILE_NAME}")
+        profile = kernel.profile if stored is None else stored
         inv = cls(kernel, snapshot, profile, state, records=records, gate=gate, blocked=blocked,
                   turns=read_turns(entries))
         inv._round = max(inv._round, kernel.store.recover(invocation_id, record_files(invocation_id, calls)))
@@ -234,7 +241,7 @@ class Invocation:
         """The runs of this invocation, read back from its run log (after a reopen too)."""
         from .run import read_runs
 
-        return read_runs(self, read_log(self._dir))
+        return read_runs(self, self._log.read())
 
     # calling ------------------------------------------------------------------------------
     def call(self, call_name: str, arguments: Any = MISSING, *, call_id: str | None = None,
@@ -328,3 +335,26 @@ class Invocation:
     def close(self) -> None:
         self._calls.closed = True
         self._log.close()
+
+
+def _stored_profile(kernel: Kernel, name: str) -> Profile | None:
+    """The profile file `name` an invocation was made with, None when it is missing."""
+    raw = read_runtime_file(kernel.workspace, name, limit=PROFILE_MAX_BYTES)
+    if raw is None:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolbenchError("agent.profile_invalid", f"{name} is not UTF-8 text") from None
+    return Profile.from_text(text, name)
+
+
+def _read_json(kernel: Kernel, name: str, limit: int, code: str) -> Any:
+    """The JSON value of the runtime file `name`, None when it is missing; `code` when it is not JSON."""
+    raw = read_runtime_file(kernel.workspace, name, limit=limit)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past the parser
+        raise ToolbenchError(code, f"{name} is not JSON") from None

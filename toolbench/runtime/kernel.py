@@ -20,12 +20,13 @@ from ..core.loop import LoopThread
 from ..core.profile import Profile
 from ..core.snapshot import prepare
 from ..tools.state import InvocationState
+from ..tools.workspace.runtime_files import make_runtime_folder
 from .approval import Approvals
 from .extensions import ExtensionSource
 from .invocation import Invocation
 from .mcp_source import McpSource
 from .sources import BuiltinSource, Sources, ToolSource
-from .store import Store, make_folders
+from .store import Store
 
 if TYPE_CHECKING:
     from ..mcp import McpManager
@@ -123,7 +124,7 @@ class Kernel:
         catalog = {d.id: d for d in self.catalog()}
         snapshot = prepare(profile, catalog, snapshot_id=invocation_id, scene=scene,
                            unavailable=self.sources.diagnostics(), return_mode=return_mode)
-        make_folders(self.store.invocation_dir(invocation_id))
+        make_runtime_folder(self.workspace, self.store.invocation_folder(invocation_id))
         inv = Invocation.create(self, snapshot, profile, self._inputs())
         inv.state.root = workspace
         self.invocations.append(inv)

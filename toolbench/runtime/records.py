@@ -6,6 +6,10 @@ restart (its history and its budget counters). Other lines: the published output
 (`{"output": ...}`) and, for a round decoded from a provider response, the assistant turn to
 replay with its calls (`{"turn": <round>, "protocol": ..., "assistant": [...]}`, written before
 the round's calls run). Readers skip the kinds they do not know, so older logs stay readable.
+
+The log is a runtime file like any other (`runtime_files`): appended through a descriptor of a
+regular file beneath the workspace (never a FIFO, never through a link out), and read back
+whole up to RUN_LOG_MAX_BYTES; a longer, planted or non-JSON log is a coded error on reopen.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from ..core.arguments import ToolArguments
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult, call_file_stem
 from ..protocols.types import AssistantTurn
+from ..tools.workspace.runtime_files import open_log, read_runtime_file
 from .store import json_bytes
 
 LOG_NAME = "log.jsonl"
+RUN_LOG_MAX_BYTES = 64 << 20  # some hundred thousand calls; a reopen holds it all in memory
 SNAPSHOT_NAME = "snapshot.json"
 PROFILE_NAME = "profile.json"
 
@@ -106,19 +112,26 @@ class RunLog:
 
     One `os.write` on an O_APPEND descriptor: no buffer to flush, and a line is never split
     between writers. It is in the operating system's hands once written, so a killed process
-    loses none of it (a lost machine can; no fsync, which costs milliseconds a call)."""
+    loses none of it (a lost machine can; no fsync, which costs milliseconds a call). `name` is
+    the log's path relative to the workspace `root` (what messages show)."""
 
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / LOG_NAME
+    def __init__(self, root: Path, folder: str) -> None:
+        self.root = root
+        self.name = f"{folder}/{LOG_NAME}"
+        self.path = root / self.name
         self._fd: int | None = None
 
     def append(self, entry: dict[str, Any]) -> None:
         line = json_bytes(entry) + b"\n"
         try:
             if self._fd is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                _drop_torn_tail(self.path)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fd = open_log(self.root, self.name)  # storage.* when it is planted, or a link out
+                try:
+                    _drop_torn_tail(fd)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
             written = os.write(self._fd, line)
             if written != len(line):  # a full disk part way through
                 raise OSError(errno.ENOSPC, f"wrote {written} of {len(line)} bytes")
@@ -126,8 +139,29 @@ class RunLog:
             # Part of the line may be on disk: the next append opens the log again, which first
             # cuts that torn tail, so the next line does not join it.
             self.close()
-            message = f"cannot append to {self.path}: {exc.strerror or exc}"
+            message = f"cannot append to {self.name}: {exc.strerror or exc}"
             raise ToolbenchError("storage.write_failed", message) from exc
+
+    def read(self) -> list[dict[str, Any]]:
+        """The entries of the log; a torn last line (a crash mid-append) is ignored."""
+        raw = read_runtime_file(self.root, self.name, limit=RUN_LOG_MAX_BYTES)
+        if raw is None:
+            return []
+        lines = raw.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        entries = []
+        for number, line in enumerate(lines, 1):
+            try:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past the parser
+                entry = None
+            if not isinstance(entry, dict):
+                if number == len(lines):
+                    break
+                raise ToolbenchError("storage.run_log_invalid", f"{self.name}:{number} is not a JSON object")
+            entries.append(entry)
+        return entries
 
     def close(self) -> None:
         fd, self._fd = self._fd, None
@@ -136,29 +170,21 @@ class RunLog:
                 os.close(fd)
 
 
-def _drop_torn_tail(path: Path) -> None:
+def _drop_torn_tail(fd: int) -> None:
     """Cut a last line without its newline (a crash mid-append) before appending after it:
-    read_log ignores a torn last line, but a torn line in the middle makes the log invalid."""
-    try:
-        with open(path, "rb+") as f:
-            size = f.seek(0, 2)
-            if size == 0:
-                return
-            f.seek(size - 1)
-            if f.read(1) == b"\n":
-                return
-            end = size
-            while end > 0:  # find the last newline, reading backwards in blocks
-                start = max(0, end - 65536)
-                f.seek(start)
-                cut = f.read(end - start).rfind(b"\n")
-                if cut >= 0:
-                    f.truncate(start + cut + 1)
-                    return
-                end = start
-            f.truncate(0)
-    except FileNotFoundError:
+    `read` ignores a torn last line, but a torn line in the middle makes the log invalid."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
+    end = size
+    while end > 0:  # find the last newline, reading backwards in blocks
+        start = max(0, end - 65536)
+        cut = os.pread(fd, end - start, start).rfind(b"\n")
+        if cut >= 0:
+            os.ftruncate(fd, start + cut + 1)
+            return
+        end = start
+    os.ftruncate(fd, 0)
 
 
 def turn_entry(round_no: int, turn: AssistantTurn) -> dict[str, Any]:
@@ -214,20 +240,3 @@ def record_files(invocation_id: str, calls: list[dict[str, Any]]) -> dict[str, t
         if stem not in files:
             files[stem] = (record.get("arguments"), None if record.get("externalized") else record["result"])
     return files
-
-
-def read_log(directory: Path) -> list[dict[str, Any]]:
-    """The entries of a run log; a torn last line (a crash mid-append) is ignored."""
-    path = directory / LOG_NAME
-    if not path.exists():
-        return []
-    entries = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, 1):
-        try:
-            entries.append(json.loads(line))
-        except ValueError as exc:
-            if number == len(lines):
-                break
-            raise ToolbenchError("storage.run_log_invalid", f"{path}:{number} is not JSON") from exc
-    return entries

@@ -186,12 +186,10 @@ _numbers_lock = threading.Lock()
 
 
 def _next_id(inv: Invocation, log: RunLog) -> str:
-    from .records import read_log
-
     with _numbers_lock:
         numbers = _numbers.get(inv)
         if numbers is None:
-            started = sum(1 for e in read_log(log.path.parent) if "start" in e and "run" in e)
+            started = sum(1 for e in log.read() if "start" in e and "run" in e)
             numbers = _numbers[inv] = itertools.count(started + 1)
         return f"{inv.id}_run{next(numbers)}"
 

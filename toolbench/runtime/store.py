@@ -55,7 +55,11 @@ class Store:
         self._thread: threading.Thread | None = None
 
     def invocation_dir(self, invocation_id: str) -> Path:
-        return self.workspace / RUNTIME_DIR / "invocations" / invocation_id
+        return self.workspace / self.invocation_folder(invocation_id)
+
+    def invocation_folder(self, invocation_id: str) -> str:
+        """The invocation's folder relative to the workspace (runtime_files names files so)."""
+        return f"{RUNTIME_DIR}/invocations/{invocation_id}"
 
     def path(self, relative: str) -> Path:
         return self.workspace / relative
