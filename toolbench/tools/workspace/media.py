@@ -7,9 +7,9 @@ image: the bytes must be that format (the magic number is checked, so a renamed 
 the header is cut or broken), and the result carries the bytes as one `Attachment("image", ...)`
 that each provider renders as its API takes images in tool results.
 
-Size cap: `MAX_IMAGE_BYTES`, 5 MiB. Upstream (LiveAgent) caps reads at 25 MB, but no provider
-toolbench renders for takes an image over 5 MB in every request (Anthropic's limit), so a larger
-file is refused here (`workspace.image_too_large`) with the remedy (a smaller copy made with
+Size cap: `MAX_IMAGE_BYTES`, 5 MiB. Upstream (LiveAgent) caps reads at 25 MB, but Anthropic, the
+strictest of the providers toolbench renders for, refuses an image over 5 MB, so a larger file
+is refused here (`workspace.image_too_large`) with the remedy (a smaller copy made with
 the shell). Each provider's own limits (Anthropic counts its 5 MB on the base64 text, about
 3.75 MiB of image, and refuses a side over 8000 px) are checked where its request is built
 (`protocols._media`): an image read here may still be left out for one provider, and the text
