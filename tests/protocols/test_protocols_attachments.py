@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
+import zlib
 
 import pytest
 from google.genai import types as genai_types
@@ -14,7 +16,19 @@ from protocol_sdk import validate_history
 
 from toolbench.protocols import PROTOCOLS, AttachmentView, Exchange, ResultView, abridge, encode_history, encode_result
 
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(40)
+
+def png(w: int, h: int, pad: int = 0) -> bytes:
+    """A PNG whose IHDR declares w x h pixels (no real pixel data; `pad` bytes of padding after)."""
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr
+            + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)) + bytes(pad))
+
+
+def jpeg(w: int, h: int) -> bytes:
+    return b"\xff\xd8\xff\xc0" + struct.pack(">HBHHB", 11, 8, h, w, 1) + b"\x01\x11\x00\xff\xd9"
+
+
+PNG = png(2, 2, 19)
 PDF = b"%PDF-1.4\n%%EOF\n"
 WAV = b"RIFF" + bytes(40)
 ROOT = "tool-results/inv_a/round-001-call_0123456789abcdef"
@@ -125,3 +139,82 @@ def test_abridge_cuts_base64_and_keeps_text() -> None:
     assert short["output"][1]["image_url"].startswith("data:image/png;base64,")
     assert short["output"][1]["image_url"].endswith(f"<{len(item['output'][1]['image_url'])} chars>")
     assert len(short["output"][1]["image_url"]) < 80
+
+
+def sent(protocol: str, encoded: dict) -> int:
+    """How many image attachments `encoded` (one result) sends."""
+    if protocol == "anthropic":
+        return sum(b["type"] == "image" for b in encoded["content"]) if isinstance(encoded["content"], list) else 0
+    if protocol == "openai-responses":
+        output = encoded["output"]
+        return sum(i["type"] == "input_image" for i in output) if isinstance(output, list) else 0
+    return len(encoded["functionResponse"].get("parts", []))
+
+
+def text_of(protocol: str, encoded: dict) -> str:
+    if protocol == "anthropic":
+        content = encoded["content"]
+        return content if isinstance(content, str) else content[0]["text"]
+    if protocol == "openai-responses":
+        output = encoded["output"]
+        return output if isinstance(output, str) else output[0]["text"]
+    return encoded["functionResponse"]["response"]["output"]
+
+
+IMAGE_TAKERS = ("anthropic", "openai-responses", "gemini")
+
+
+@pytest.mark.parametrize(("data", "sent_to", "says"), [
+    pytest.param(png(8000, 8000), IMAGE_TAKERS, "", id="8000px"),
+    pytest.param(png(8001, 10), ("openai-responses", "gemini"), "8001x10", id="8001px"),  # Anthropic: 8000 a side
+    pytest.param(png(10, 50_000), ("openai-responses", "gemini"), "10x50000", id="50000px-high"),
+    pytest.param(jpeg(9000, 9000), ("openai-responses", "gemini"), "9000x9000", id="jpeg-9000px"),
+    # Anthropic counts its 5 MB on the base64 text: 3,932,161 bytes are 5,242,884 base64 characters
+    pytest.param(png(2, 2, 3_932_160 - 33), IMAGE_TAKERS, "", id="5MiB-base64"),
+    pytest.param(png(2, 2, 3_932_161 - 33), ("openai-responses", "gemini"), "5,242,884", id="past-5MiB-base64"),
+])
+@pytest.mark.parametrize("protocol", IMAGE_TAKERS)
+def test_an_image_past_a_providers_limit_is_left_out_for_that_provider_only(data, sent_to, says, protocol) -> None:
+    mime = "image/jpeg" if data.startswith(b"\xff\xd8") else "image/png"
+    item = AttachmentView(kind="image", mime_type=mime, path=f"{ROOT}-1.png", size=len(data), data=data)
+    encoded = encode_result(protocol, exchange(item))
+    line = text_of(protocol, encoded).split("## Attachments\n\n")[1]
+    if protocol in sent_to:
+        assert sent(protocol, encoded) == 1 and line.endswith(": attached")
+    else:
+        assert sent(protocol, encoded) == 0 and "left out" in line and protocol in line and says in line
+
+
+@pytest.mark.parametrize(("mime", "data"), [
+    pytest.param("image/png", b"\x89PNG\r\n\x1a\n" + bytes(40), id="no-IHDR"),
+    pytest.param("image/png", png(0, 10), id="zero-side"),
+    pytest.param("image/png", png(2, 2)[:20], id="cut-short"),
+    pytest.param("image/png", jpeg(2, 2), id="a-jpeg-named-png"),
+    pytest.param("image/jpeg", b"\xff\xd8" + b"\xff\xfe\x00\x02" * 100_000, id="jpeg-comments-no-frame"),
+    pytest.param("image/webp", b"RIFF\x00\x00\x00\x00WEBPALPH" + bytes(20), id="webp-no-vp8"),
+])
+@pytest.mark.parametrize("protocol", IMAGE_TAKERS)
+def test_an_image_whose_header_gives_no_size_is_sent_to_no_provider(mime, data, protocol) -> None:
+    item = AttachmentView(kind="image", mime_type=mime, path=f"{ROOT}-1.img", size=len(data), data=data)
+    encoded = encode_result(protocol, exchange(item))
+    assert sent(protocol, encoded) == 0
+    assert "left out" in text_of(protocol, encoded).split("## Attachments\n\n")[1]
+
+
+def test_past_twenty_images_in_a_request_anthropic_takes_at_most_2000_px_a_side() -> None:
+    def rounds(n: int, big: AttachmentView) -> list[list[Exchange]]:
+        small = view("image", "image/png", png(100, 100), 1, ".png")
+        return [[Exchange(f"call_{k}", "snap", {}, ResultView("x", attachments=(big if k == 0 else small,)))]
+                for k in range(n)]
+
+    big = view("image", "image/png", png(2001, 10), 1, ".png")
+    for protocol in IMAGE_TAKERS:  # 20 images: all sent
+        history = json.dumps(encode_history(protocol, rounds(20, big)))
+        assert "left out" not in history
+    history = encode_history("anthropic", rounds(21, big))
+    first = history[1]["content"][0]  # the first round's tool_result
+    assert isinstance(first["content"], str) and "2001x10" in first["content"] and "2000" in first["content"]
+    assert json.dumps(history).count('"type": "image"') == 20  # the 20 small ones still go
+    for protocol in ("openai-responses", "gemini"):  # no such rule documented
+        assert "left out" not in json.dumps(encode_history(protocol, rounds(21, big)))
+    assert sent("anthropic", encode_result("anthropic", rounds(21, big)[0][0])) == 1  # one result alone

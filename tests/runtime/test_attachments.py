@@ -8,16 +8,27 @@ import base64
 import hashlib
 import json
 import stat
+import struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from mcp.server.mcpserver import Image, MCPServer
 
 from toolbench import Attachment, Profile, ToolbenchError, ToolOutput, Workbench
 from toolbench.core.results import call_file_stem
 from toolbench.runtime.store import Store
 
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+
+def png(w: int, h: int, tail: bytes = b"") -> bytes:
+    """A PNG signature and an IHDR declaring w x h pixels, then `tail` (no pixel data to speak of)."""
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr
+            + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)) + tail)
+
+
+PNG = png(2, 2, bytes(range(256)))
 WAV = b"RIFF" + bytes(64)
 
 
@@ -150,3 +161,36 @@ def test_render_result_shows_each_provider_and_a_missing_file_is_left_out(tmp_pa
         with pytest.raises(ToolbenchError) as caught:
             inv.render_result("call_nope")
         assert caught.value.code == "bench.misuse"
+
+
+def bomb_server() -> MCPServer:
+    server = MCPServer("bombs", log_level="WARNING")
+
+    @server.tool(description="A picture.")
+    def bomb() -> Image:
+        return Image(data=png(50_000, 50_000), format="png")
+
+    return server
+
+
+@pytest.mark.parametrize("source", ["extension", "mcp"])
+def test_an_attachment_past_a_providers_pixel_limit_is_sent_only_to_the_others(tmp_path: Path, source: str) -> None:
+    """Any tool source's image goes through the one check where a provider's request is built."""
+    def snap(**_: object) -> ToolOutput:
+        return ToolOutput("A picture.", attachments=[Attachment("image", "image/png", png(50_000, 50_000))])
+
+    profile = Profile.default().edit(allow=["mcp/bombs:bomb"])
+    with Workbench(tmp_path / "ws", profile=profile) as bench:
+        bench.enable(bench.register_tool("cam", snap, name="snap", input_schema={"type": "object"}))
+        if source == "mcp":
+            bench.mcp.add("bombs", server=bomb_server(), id="bombs")
+        inv = bench.invocation(id="inv_big")
+        name = "snap" if source == "extension" else next(
+            n for n, tool_id in inv.snapshot.call_names.items() if str(tool_id) == "mcp/bombs:bomb")
+        result = inv.call(name, {})
+        assert [(a.kind, a.mime_type) for a in result.attachments] == [("image", "image/png")]
+        [block] = inv.transcript("anthropic")[-1]["content"]
+        assert isinstance(block["content"], str) and "50000x50000" in block["content"] and "8000" in block["content"]
+        assert inv.transcript("openai-responses")[-1]["output"][1]["type"] == "input_image"
+        parts = inv.transcript("gemini")[-1]["parts"][0]["functionResponse"]["parts"]
+        assert [p["inlineData"]["mimeType"] for p in parts] == ["image/png"]

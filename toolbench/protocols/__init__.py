@@ -19,6 +19,7 @@ and any provider a user adds. Each function takes a name or a `Provider` object:
     get_provider(name_or_provider)          the provider a name stands for
     ChatCompletionsProvider("mistral", ...) an OpenAI-shaped API with its own name rules
     ResponsesProvider(...), BaseProvider    the Responses shape; a base for a new shape
+    ImageLimits(max_side=..., ...)          what an API refuses of an image (`image_limits`)
 
 No I/O happens here; the runtime wires these into snapshots and transcripts.
 """
@@ -36,6 +37,7 @@ from ._api import (
 )
 from ._base import BaseProvider, TurnPart
 from ._diff import ToolListDiff, diff, golden
+from ._media import ImageLimits
 from ._openai_chat import ChatCompletionsProvider
 from ._openai_responses import ResponsesProvider
 from ._registry import get_provider, names, register, unregister
@@ -71,6 +73,7 @@ __all__ = [
     "DecodedResponse",
     "Exchange",
     "GeminiSchema",
+    "ImageLimits",
     "Problem",
     "ProtocolName",
     "Provider",

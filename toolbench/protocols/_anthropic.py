@@ -15,6 +15,7 @@ from ..core.arguments import MISSING
 from ..core.errors import ToolbenchError
 from ._anthropic_strict import check_strict, strict_schema
 from ._base import BaseProvider, TurnPart
+from ._media import ANTHROPIC_IMAGES
 from ._recorded import history, split_error, text_of
 from ._results import ANTHROPIC_TAKES, anthropic_block, result_parts
 from ._shared import (
@@ -130,6 +131,7 @@ class AnthropicProvider(BaseProvider):
     """The Anthropic Messages API (`"anthropic"`)."""
 
     name = PROTOCOL
+    image_limits = ANTHROPIC_IMAGES
 
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         return [render_tool(tool, options) for tool in tools]
@@ -178,7 +180,8 @@ class AnthropicProvider(BaseProvider):
     def encode_result(self, ex: Exchange) -> dict[str, Any]:
         """The `tool_result` block of one call: its text, then the image and document blocks of the
         attachments the API takes (`_results`)."""
-        text, is_error, attached = result_parts(ex, ANTHROPIC_TAKES, text_as_utf8=True)
+        text, is_error, attached = result_parts(ex, ANTHROPIC_TAKES, text_as_utf8=True, limits=self.image_limits,
+                                                api=self.name)
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ex.call_id}
         if attached:
             block["content"] = [{"type": "text", "text": text}, *(anthropic_block(a) for a in attached)]

@@ -137,7 +137,9 @@ def encode_result(protocol: str | Provider, exchange: Exchange) -> dict[str, Any
     """One call's result as the provider's API takes it, as `encode_history` puts it: the Chat
     Completions `tool` message, the Responses `function_call_output` item, the Anthropic
     `tool_result` block, or the Gemini `functionResponse` part. Attachments the API can read go
-    with it (images, PDFs, ...; see `toolbench.protocols._results`); the text lists them all."""
+    with it (images, PDFs, ...; see `toolbench.protocols._results`); the text lists them all, and
+    says why one was left out (an image past the API's limits, `_media`). A result alone is not
+    a request: in `encode_history`, past 20 images, Anthropic's smaller many-image limit applies."""
     return get_provider(protocol).encode_result(exchange)
 
 

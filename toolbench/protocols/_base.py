@@ -4,7 +4,9 @@ Encoding past rounds is the same walk for every API: refuse a history no provide
 then, round by round, put the calls back among what the assistant turn held besides them
 (`_turns.replay_order`), encode each call and each result, and wrap the round in the API's
 messages. A provider gives only the three API-specific pieces: `encode_call`, `encode_result`
-and `round_messages` (plus `call_ids_required` for an API that pairs calls by order).
+and `round_messages` (plus `call_ids_required` for an API that pairs calls by order, and the
+`image_limits` its `encode_result` hands to `_results.result_parts`; the walk applies their
+request-wide rule, `_media.crowd`, before encoding).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ._media import ImageLimits, crowd
 from ._shared import check_history, resolve_choice
 from ._turns import check_turns, replay_order
 from .types import AssistantTurn, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions, Round
@@ -36,6 +39,8 @@ class BaseProvider(ABC):
     or `ResponsesProvider` with your own name and rules is usually enough."""
 
     name: str
+    # What the API refuses of an image in a tool result (`_media`); None: no image is checked
+    image_limits: ImageLimits | None = None
     call_ids_required: ClassVar[bool] = True  # False: the API pairs calls and results by order
     # False: a call id must be unique in its round only (the results answer the message before them)
     call_ids_unique: ClassVar[bool] = True
@@ -78,6 +83,7 @@ class BaseProvider(ABC):
         """See `toolbench.protocols.encode_history`; empty rounds are left out."""
         check_history(rounds, ids_required=self.call_ids_required, ids_unique=self.call_ids_unique)
         check_turns(rounds, turns)
+        rounds = crowd(rounds, self.image_limits, self.name)  # a request-wide image rule (Anthropic's)
         messages: list[dict[str, Any]] = []
         for at, exchanges in enumerate(rounds):
             if not exchanges:

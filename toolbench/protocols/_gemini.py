@@ -27,6 +27,7 @@ from ..core.arguments import MISSING
 from ._base import BaseProvider, TurnPart
 from ._gemini_json import check_json_schema, prepare
 from ._gemini_schema import check_schema, sanitise
+from ._media import GEMINI_IMAGES
 from ._recorded import history, split_error, text_of
 from ._results import GEMINI_TAKES, gemini_part, result_parts
 from ._shared import (
@@ -127,6 +128,7 @@ class GeminiProvider(BaseProvider):
 
     name = PROTOCOL
     call_ids_required = False
+    image_limits = GEMINI_IMAGES
 
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         if not tools:
@@ -215,7 +217,7 @@ class GeminiProvider(BaseProvider):
         """The `functionResponse` part of one call: `{"output": text}` (`"error"` for an error), and
         the attachments Gemini takes as `parts` (inline data; Gemini 3 models read them, `_results`).
         The id is replayed unless it is one decode synthesised."""
-        text, is_error, attached = result_parts(ex, GEMINI_TAKES)
+        text, is_error, attached = result_parts(ex, GEMINI_TAKES, limits=self.image_limits, api=self.name)
         response = {"error" if is_error else "output": text}
         function_response: dict[str, Any] = {"name": ex.call_name, "response": response}
         if attached:

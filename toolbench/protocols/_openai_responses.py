@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from ..core.arguments import MISSING
 from ._base import TurnPart
+from ._media import RESPONSES_IMAGES, ImageLimits
 from ._openai_rules import OpenAIRules
 from ._openai_strict import strict_schema
 from ._recorded import history, runs, split_error, text_of
@@ -61,7 +62,10 @@ def _refused(items: Any) -> str | None:
 class ResponsesProvider(OpenAIRules):
     """An OpenAI Responses API: `ResponsesProvider("local-responses", max_tools=None)`.
 
-    Tool results take images and PDFs as `input_image` / `input_file` items."""
+    Tool results take images and PDFs as `input_image` / `input_file` items; `image_limits` are
+    OpenAI's unless given (`ImageLimits()`: none)."""
+
+    image_limits: ImageLimits | None = RESPONSES_IMAGES
 
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         return [render_tool(tool, options.strict) for tool in tools]
@@ -112,7 +116,7 @@ class ResponsesProvider(OpenAIRules):
     def encode_result(self, exchange: Exchange) -> dict[str, Any]:
         """The `function_call_output` item of one call: its text, or, with attachments the API
         takes, a list of `input_text` then `input_image` / `input_file` items (`_results`)."""
-        text, _, attached = result_parts(exchange, RESPONSES_TAKES)
+        text, _, attached = result_parts(exchange, RESPONSES_TAKES, limits=self.image_limits, api=self.name)
         output: str | list[dict[str, Any]] = text
         if attached:
             output = [{"type": "input_text", "text": text}, *(responses_item(a) for a in attached)]

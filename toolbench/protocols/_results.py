@@ -12,6 +12,10 @@ google-genai `FunctionResponse.parts`):
 - gemini: `functionResponse.parts` of `inlineData` (read by Gemini 3 models): PNG, JPEG and
   WebP images, PDFs, text/plain.
 
+An image an API takes is still checked against that API's documented limits (`_media`: its
+declared pixel size and bytes, read from its header), and left out for that API alone when it
+is past them.
+
 No API takes audio in a tool result. A result with attachments gets an `## Attachments` section at
 the end of its text, one line per attachment (its number, kind, MIME type, size and workspace path)
 saying whether it is attached or left out and why: the model knows every file exists, and where,
@@ -24,6 +28,7 @@ import base64
 import re
 from typing import Any, Final
 
+from ._media import ImageLimits, refusal
 from ._shared import result_text
 from .types import AttachmentView, Exchange
 
@@ -43,11 +48,13 @@ def base_type(mime_type: str) -> str:
 
 
 def result_parts(
-    exchange: Exchange, takes: frozenset[str] = frozenset(), *, text_as_utf8: bool = False
+    exchange: Exchange, takes: frozenset[str] = frozenset(), *, text_as_utf8: bool = False,
+    limits: ImageLimits | None = None, api: str = "this API",
 ) -> tuple[str, bool, tuple[AttachmentView, ...]]:
     """The text to send (with the `## Attachments` list when there are any), whether it is an
     error, and the attachments the API takes, in order: those whose MIME type is in `takes`
-    (and, with `text_as_utf8`, text/plain only when it decodes as UTF-8: the API reads it as text)."""
+    (and, with `text_as_utf8`, text/plain only when it decodes as UTF-8: the API reads it as text;
+    with `limits`, an image only when `_media.refusal` finds nothing `api` would refuse)."""
     text, is_error = result_text(exchange)
     result = exchange.result
     if result is None or not result.attachments:
@@ -55,7 +62,7 @@ def result_parts(
     sent: list[AttachmentView] = []
     lines = []
     for number, item in enumerate(result.attachments, 1):
-        why = _left_out(item, takes, text_as_utf8)
+        why = _left_out(item, takes, text_as_utf8) or (refusal(item, limits, api) if limits is not None else None)
         if why is None:
             sent.append(item)
         status = "attached" if why is None else f"left out: {why}"
@@ -68,6 +75,8 @@ def result_parts(
 def _left_out(item: AttachmentView, takes: frozenset[str], text_as_utf8: bool) -> str | None:
     if item.data is None:
         return "its file cannot be read"
+    if item.left_out is not None:
+        return item.left_out
     mime = base_type(item.mime_type)
     if not takes:
         return "this API takes only text in a tool result"

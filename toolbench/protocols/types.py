@@ -75,13 +75,16 @@ class DecodedCall:
 @dataclass(frozen=True, slots=True)
 class AttachmentView:
     """One attachment of a result as the renderers take it: what it is, where it is kept
-    (`path`, relative to the workspace), and its bytes (`None` when the file cannot be read)."""
+    (`path`, relative to the workspace), and its bytes (`None` when the file cannot be read).
+    `left_out`: why the request being built leaves it out, decided over the whole request
+    (Anthropic's many-image rule, `BaseProvider.encode_history`); None: judged on its own."""
 
     kind: str  # "image" | "audio" | "blob"
     mime_type: str
     path: str
     size: int
     data: bytes | None = None
+    left_out: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

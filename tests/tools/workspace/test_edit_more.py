@@ -36,7 +36,7 @@ def drifted(draw):
     old = "\n".join(out) + draw(st.sampled_from(["", "\n"]))
     if kind == "escapes":
         old = old.replace("\\", "\\\\").replace("\n", "\\n")
-    new = draw(st.sampled_from(["Z", "Z\n", "  Z\nW\n", "1 | Z\n", "\\tZ"]))
+    new = draw(st.sampled_from(["Z", "Z\n", "  Z\nW\n", "1 | Z\n", "\\tZ", ""]))
     return text, old, new
 
 
@@ -81,6 +81,20 @@ def test_several_matches_are_refused_with_each_line(text, old):
     with pytest.raises(ToolError) as info:
         apply_edit(text, old, "z")
     assert info.value.code == "workspace.edit_ambiguous" and info.value.structured["lines"] == [1, 3]
+
+
+@pytest.mark.parametrize(("text", "old", "replace_all", "want"), [
+    ("line 1\nline to delete\nline 3", "2 | line to delete", False, "line 1\nline 3"),  # Roo's spec, as written
+    ("a\r\nb\r\nc\r\n", "2 | b", False, "a\r\nc\r\n"),  # the CRLF goes with the line
+    ("a\nb\nc\nd\n", "     2\tb\n     3\tc", False, "a\nd\n"),  # read_file's prefixes, two lines
+    ("a\n    b\n    c\nd", "2 | b\n3 | c", False, "a\nd"),  # through the indentation pass
+    ("a\nb", "2 | b", False, "a"),  # the last line has no line ending: the one before it goes
+    ("x\ny\nx\n", "1 | x", True, "y\n"),
+    ("xa\nb\n", "1 | a", False, "x\nb\n"),  # a fragment of a line is not a whole line: only it goes
+])
+def test_numbered_lines_replaced_by_nothing_go_with_their_line_ending(text, old, replace_all, want):
+    result = apply_edit(text, old, "", replace_all=replace_all)
+    assert (result.strategy, result.text) == ("line-numbers", want)
 
 
 def test_numbers_that_are_not_consecutive_are_not_stripped():

@@ -232,6 +232,23 @@ def naive_strip_numbers(old, new):
     return None
 
 
+def naive_line_ends(text, matches):
+    """Numbered lines deleted take their line ending: the one after, else (a last line) the one before."""
+    out, prev = [], 0
+    for start, end, rep, line in matches:
+        at_start = start == 0 or text[start - 1] == "\n" or (start == 1 and text[0] == BOM)
+        whole = at_start and not text[start:end].endswith("\n")
+        if whole and text[end:end + 2] == "\r\n":
+            end += 2
+        elif whole and text[end:end + 1] == "\n":
+            end += 1
+        elif whole and end == len(text) and text[start - 1:start] == "\n" and start - 1 >= prev:
+            start -= 2 if text[start - 2:start] == "\r\n" and start - 2 >= prev else 1
+        out.append((start, end, rep, line))
+        prev = end
+    return out
+
+
 def naive_unescape(s):
     out, i = [], 0
     while i < len(s):
@@ -263,7 +280,7 @@ def naive_more(text, old, new, more):
         if stripped:
             found = naive_cascade(text, *stripped, more=tuple(p for p in more if p != "line-numbers"))
             if found:
-                return "line-numbers", found[1]
+                return "line-numbers", naive_line_ends(text, found[1]) if stripped[1] == "" else found[1]
     if "whitespace-runs" in more:
         found = naive_lines_equal(text, old, new, runs_key)
         if found:

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from tests.deadline import run_with_deadline
 from toolbench import Profile, Workbench
-from toolbench.tools.workspace.media import MAX_IMAGE_BYTES, HeaderError, image_info
+from toolbench.core.images import MAX_JPEG_SEGMENTS, HeaderError, image_info
+from toolbench.tools.workspace.media import MAX_IMAGE_BYTES
 
 
 def png(w: int, h: int) -> bytes:
@@ -126,6 +127,31 @@ def test_an_image_read_is_rendered_as_each_provider_takes_images(call) -> None:
     assert "left out" in views["openai"]["content"]  # chat completions takes no images in tool results
 
 
+def bomb(w: int, h: int) -> bytes:
+    """74 bytes: an IHDR declaring w x h pixels, a tiny IDAT and IEND (no pixel data to speak of)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    idat = zlib.compress(bytes(6), 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def test_an_image_too_large_for_a_provider_is_not_sent_to_it_and_its_text_says_why(call) -> None:
+    data = bomb(50_000, 50_000)
+    assert len(data) == 74
+    (call.bench.workspace / "work" / "x.png").write_bytes(data)
+    r = call.ok("read_file", {"path": "work/x.png"})
+    assert "dimensions=50000x50000 pixels" in r.content
+    views = call.inv.render_result(r)
+    anthropic = views["anthropic"]["content"]
+    assert isinstance(anthropic, str)  # text only: the image block is not sent
+    line = anthropic.split("## Attachments\n\n")[1]
+    assert "left out" in line and "50000x50000" in line and "8000" in line
+    assert views["openai-responses"]["output"][1]["type"] == "input_image"  # no pixel limit documented
+    assert [p["inlineData"]["mimeType"] for p in views["gemini"]["functionResponse"]["parts"]] == ["image/png"]
+    assert call.inv.transcript("anthropic")[-1]["content"][0]["content"] == anthropic
+
+
 @pytest.mark.parametrize(("name", "data", "found"), [
     ("x.png", jpeg(2, 2), "JPEG"), ("x.jpg", png(2, 2), "PNG"), ("x.gif", b"hello, not a picture", None),
     ("x.webp", pdf("a"), "PDF"), ("x.pdf", png(2, 2), "PNG"), ("x.pdf", b"plain text", None),
@@ -171,6 +197,13 @@ def test_a_jpeg_marker_walk_is_linear_on_hostile_segments() -> None:
     hostile = b"\xff\xd8" + b"\xff\xfe\x00\x02" * 200_000  # many empty comment segments, no frame
     with pytest.raises(HeaderError):
         image_info(hostile, "JPEG")
+
+
+def test_a_jpeg_marker_walk_stops_at_its_segment_cap() -> None:
+    frame = jpeg(7, 5)[2:]
+    assert image_info(b"\xff\xd8" + b"\xff\xfe\x00\x02" * (MAX_JPEG_SEGMENTS - 10) + frame, "JPEG").width == 7
+    with pytest.raises(HeaderError):  # a frame header past the cap is not looked for
+        image_info(b"\xff\xd8" + b"\xff\xfe\x00\x02" * MAX_JPEG_SEGMENTS + frame, "JPEG")
 
 
 # ---- PDFs

@@ -12,6 +12,9 @@ windows:
                      new_string too when each of its non-blank lines carries one; then the whole
                      cascade runs again on the stripped text (every pass but this one), and its
                      replacement rule applies. A file whose lines really begin so matched exact.
+                     Numbered lines are whole lines: replaced by an empty new_string, each match
+                     that is whole lines goes with its line ending (`take_line_ends`; Roo's
+                     multi-search-replace spec), where the other passes would leave a blank line.
     whitespace-runs  whole-line windows whose lines equal old_string's with every run of
                      whitespace inside a line (after its first non-blank character) read as
                      one space and trailing whitespace ignored; the indentation must be the
@@ -24,6 +27,11 @@ windows:
                      stand for, in new_string too when it holds no newline, holds such an
                      escape and every backslash in it starts one; then the cascade runs again
                      (every pass but this one and line-numbers).
+
+Only line-numbers widens a deletion: elsewhere old_string is text, not lines, so an empty
+new_string removes that text and no more (LiveAgent's whole-line windows end before the last
+line's line ending unless old_string ends with a newline, reference §1.6; whitespace-runs keeps
+that span, blank-lines keeps old_string's final newline as written).
 
 The passes reached after a prefix strip or an unescape report that first step as the strategy.
 None of them runs with the unicode-punctuation or blank-lines variants of its own (line-numbers
@@ -51,12 +59,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import edit_match
-from .edit_fold import WS
+from .edit_fold import BOM, WS
 
 if TYPE_CHECKING:
     from .edit_match import Strategy, _Match, _Text
 
-__all__ = ["MORE", "drop_blank_lines", "find_more", "strip_line_numbers", "unescape"]
+__all__ = ["MORE", "drop_blank_lines", "find_more", "strip_line_numbers", "take_line_ends", "unescape"]
 
 MORE: frozenset[str] = frozenset({"line-numbers", "whitespace-runs", "escapes"})
 
@@ -84,7 +92,7 @@ def find_more(
         if stripped is not None:
             found = find(t, *stripped, every=every, more=passes - {"line-numbers"})
             if found:
-                return "line-numbers", found[1]
+                return "line-numbers", take_line_ends(t.text, found[1]) if stripped[1] == "" else found[1]
     pattern = edit_match._Pattern.parse(old)
     if pattern is not None and t.lines.count:
         new_lf = new.replace("\r\n", "\n")
@@ -136,6 +144,27 @@ def strip_line_numbers(old: str, new: str) -> tuple[str, str] | None:
     if not stripped.strip(WS):
         return None  # prefixes and nothing else: no text to find
     return stripped, _strip_all(new, rx)
+
+
+def take_line_ends(text: str, matches: list[_Match]) -> list[_Match]:
+    """`matches` deleting whole lines, each widened over its line ending (the one after it, or for
+    a last line without one the one before it, unless the match before took that one), so no
+    blank line is left; a match that is not whole lines, or already ends with its LF, is kept."""
+    out: list[_Match] = []
+    taken = 0  # where the previous match ends
+    for m in matches:
+        start, end = m.start, m.end
+        starts_line = start == 0 or text[start - 1] == "\n" or (start == 1 and text[0] == BOM)
+        if starts_line and end > start and text[end - 1] != "\n":
+            if text.startswith("\r\n", end):
+                end += 2
+            elif text.startswith("\n", end):
+                end += 1
+            elif end == len(text) and start > taken and text[start - 1] == "\n":
+                start -= 2 if start - 2 >= taken and text[start - 2] == "\r" else 1
+        out.append(m._replace(start=start, end=end))
+        taken = end
+    return out
 
 
 def _strip_all(new: str, rx: re.Pattern[str]) -> str:

@@ -26,10 +26,11 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import ToolError
+from ...core.images import sniff
 from ...core.results import ToolOutput
 from ..base import ToolContext, check_deadline
 from .files import call_name, open_file, version_json
-from .media import mismatch, sniff
+from .media import mismatch
 from .paths import Workspace
 
 if TYPE_CHECKING:
