@@ -223,6 +223,10 @@ CODES: dict[str, str] = {
     "memory.read_only": "a mutation in read-only mode (memory.query, sub-agents) or on an archived daily",
     "memory.line_out_of_range": "read's offset is past the end of the memory's body",
     "memory.actor_invalid": "a developer passed MemoryStore an actor other than tool, extractor or user",
+    "memory.front_matter_invalid": "a memory file's YAML front matter is refused (not YAML, anchors or aliases, "
+    "too deep, too large); the file is reported and left out, never rewritten",
+    "memory.file_unreadable": "a memory file is a link, FIFO, device or folder, too large, or not UTF-8; it is "
+    "reported and left out, never read",
     # todo.write
     "todo.too_many_in_progress": "more than one todo item is in_progress",
     # cron tasks
