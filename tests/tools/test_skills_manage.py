@@ -38,7 +38,7 @@ def test_install_with_backup_keeps_the_old_copy(ws):
     assert not second.is_error and second.structured["installed"][0]["backup"]
     assert "New" in (root / "skills/sample-skill/SKILL.md").read_text()
     assert any((root / "skills/.backups").iterdir())
-    assert list((root / "skills/.staging").iterdir()) == []
+    assert list((root / "skills/.staging").glob("*")) == []  # drained (and removed when empty)
     assert call(action="install", source="work/a/sample-skill", conflict="fail").error_code == "skills.exists"
 
 
@@ -156,3 +156,83 @@ def test_other_tools_still_see_skills_read_only(tmp_path):
         _skill(b.workspace / "skills", "ro-skill", "x")
         res = b.invocation().call("workspace_write_file", {"path": "skills/ro-skill/x.md", "content": "x"})
         assert res.error_code == "workspace.path_not_writable"
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+def _zip(path: Path, entries: list[tuple[str, bytes]]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in entries:
+            zf.writestr(zipfile.ZipInfo(name), data)
+    return path
+
+
+def _patched(path: Path, entries: list[tuple[str, bytes]], patch) -> Path:
+    """A zip of `entries` whose raw bytes `patch` rewrites (a bad CRC, the encrypted flag)."""
+    _zip(path, entries)
+    path.write_bytes(patch(path.read_bytes()))
+    return path
+
+
+def _flip_crc(data: bytes) -> bytes:
+    # The local header's CRC-32 is at offset 14, the central directory's at 16 of its record.
+    out = bytearray(data)
+    central = data.index(b"PK\x01\x02")
+    for at in (14, central + 16):
+        out[at] ^= 0xFF
+    return bytes(out)
+
+
+def _set_encrypted(data: bytes) -> bytes:
+    out = bytearray(data)
+    central = data.index(b"PK\x01\x02")
+    for at in (6, central + 8):  # general-purpose flag bit 0 in the local and central headers
+        out[at] |= 0x01
+    return bytes(out)
+
+
+SKILL_MD = b"---\nname: zipped\ndescription: x\n---\n\n# Z\n"
+MALFORMED = {
+    "duplicate": lambda p: _zip(p, [("zipped/SKILL.md", SKILL_MD), ("zipped/SKILL.md", SKILL_MD)]),
+    "file-then-folder": lambda p: _zip(p, [("zipped/SKILL.md", SKILL_MD), ("zipped/ref", b"x"),
+                                           ("zipped/ref/a.md", b"y")]),
+    "dot-entry": lambda p: _zip(p, [("zipped/SKILL.md", SKILL_MD), (".", b"x")]),
+    "long-name": lambda p: _zip(p, [("zipped/SKILL.md", SKILL_MD), ("zipped/" + "n" * 256, b"x")]),
+    "bad-crc": lambda p: _patched(p, [("zipped/SKILL.md", SKILL_MD)], _flip_crc),
+    "encrypted": lambda p: _patched(p, [("zipped/SKILL.md", SKILL_MD)], _set_encrypted),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_archive_is_coded_and_leaves_the_root_as_it_was(ws, case):
+    root, call = ws
+    _skill(root / "skills", "kept-skill", "Kept")
+    before = _listing(root / "skills")
+    (root / "work").mkdir(exist_ok=True)
+    MALFORMED[case](root / "work" / "bad.zip")
+    res = call(action="install", source="work/bad.zip")
+    assert res.error_code == "skills.archive_invalid", res.content
+    assert str(root) not in res.content and "/tmp" not in res.content
+    assert _listing(root / "skills") == before
+
+
+@pytest.mark.parametrize("name", ["../escape", "skills/nested", "a\\b", ".hidden", "a..b", "x_y"])
+def test_create_refuses_names_outside_the_rule_instead_of_rewriting_them(ws, name):
+    root, call = ws
+    _skill(root / "skills", "kept-skill", "Kept")
+    before = _listing(root / "skills")
+    assert call(action="create", name=name, description="x").error_code == "skills.name_invalid"
+    assert _listing(root / "skills") == before
+    assert not (root / "escape").exists() and not (root / "skills/escape").exists()
+
+
+@pytest.mark.parametrize(("name", "made"), [("My Skill", "my-skill"), ("  Tidy  Notes ", "tidy-notes"),
+                                            ("UPPER", "upper")])
+def test_create_folds_case_and_spaces_as_upstream_does(ws, name, made):
+    _, call = ws
+    res = call(action="create", name=name, description="x")
+    assert not res.is_error, res.content
+    assert res.structured["name"] == made

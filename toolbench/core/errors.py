@@ -234,18 +234,26 @@ CODES: dict[str, str] = {
     "memory.read_only": "a mutation in read-only mode (memory.query, sub-agents) or on an archived daily",
     "memory.line_out_of_range": "read's offset is past the end of the memory's body",
     "memory.actor_invalid": "a developer passed MemoryStore an actor other than tool, extractor or user",
+    "memory.front_matter_invalid": "a memory file's YAML front matter is refused (not YAML, anchors or aliases, "
+    "too deep, too large); the file is reported and left out, never rewritten",
+    "memory.file_unreadable": "a memory file is a link, FIFO, device or folder, too large, or not UTF-8; it is "
+    "reported and left out, never read",
     # todo.write
     "todo.too_many_in_progress": "more than one todo item is in_progress",
     # cron tasks
     "cron.expression_invalid": "a cron expression is not six valid fields (second minute hour day month weekday)",
     "cron.task_invalid": "a cron task's fields do not fit together (no script/prompt, bad workdir, blank name)",
     "skills.action_unsupported": "a skills.manage action this toolbench does not offer (the ClawHub ones)",
-    "skills.archive_invalid": "an install archive is not a readable zip",
+    "skills.archive_invalid": "an install archive is not a readable zip, or an entry is corrupt (CRC), encrypted, "
+    "a duplicate, both file and folder, a `.` file, or has a name part over 255 bytes",
     "skills.archive_too_large": "an install archive has too many entries or inflates past the byte cap",
     "skills.archive_unsafe": "an install archive entry is absolute, climbs out with `..`, or is a link",
     "skills.argument_invalid": "skills.manage arguments that do not fit together (`name` with several skills)",
     "skills.argument_missing": "a skills.manage action lacks a field it needs",
     "skills.exists": "the skill already exists and conflict is `fail`",
+    "skills.file_unreadable": "a SKILL.md is a link, FIFO, device or folder, over 10 MB, or not UTF-8",
+    "skills.front_matter_invalid": "a SKILL.md's YAML front matter is refused (not YAML, anchors or aliases, too "
+    "deep, too large); the file is named",
     "skills.invalid": "a skill does not validate (front matter, name, description, links, scripts)",
     "skills.name_invalid": "a skill name breaks the rules (lowercase, digits, single hyphens, 64 characters)",
     "skills.not_found": "no installed skill folder has that name",

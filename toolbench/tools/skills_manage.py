@@ -10,6 +10,7 @@ rename into place); the other tools still see `skills/` read-only.
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 from typing import Any, Final
 
@@ -17,6 +18,7 @@ from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
+from . import skills_archive as archive
 from . import skills_store as store
 from .base import BuiltinTool, ToolContext
 from .workspace.files import open_file
@@ -89,10 +91,12 @@ def _read(ws: Workspace, args: dict[str, Any]) -> ToolOutput:
 
 
 def _list(ctx: ToolContext) -> ToolOutput:
-    from .workspace.skills import list_skills  # imports frontmatter (yaml): only when listing
+    from .workspace.skills import list_skills
 
     skills = list_skills(ctx.workspace, ctx.profile.workspace)
-    text = "\n".join(f"- {s['name']}: {s['description']}" for s in skills) or "No skills installed."
+    lines = [f"- {s['name']}: {s['description']}" if "code" not in s else
+             f"- {s['name']}: (unreadable, {s['code']}: {s['problem']})" for s in skills]
+    text = "\n".join(lines) or "No skills installed."
     return ToolOutput(text, structured={"skills": skills})
 
 
@@ -105,44 +109,53 @@ def _install(ws: Workspace, args: dict[str, Any]) -> ToolOutput:
     conflict = str(args.get("conflict", "backup"))
     name = store.check_name(args["name"]) if "name" in args else None
     root = _root(ws)
-    root.mkdir(parents=True, exist_ok=True)
     loc = ws.locate(source, field="source")
     try:
-        real = loc.res.real
+        real, shown = loc.res.real, loc.res.display
         if not real.exists():
             raise ToolError("skills.source_not_found", f"`{source[:120]}` does not exist.",
                             structured={"source": source[:200]})
-        tmp = store.staging_dir(root, "source")
-        try:
-            if real.is_file() and real.suffix.lower() in (".zip", ".skill"):
-                store.extract_archive(real, tmp)
-                found_in = tmp
-            elif real.is_file() and real.name == store.SKILL_FILE:
-                found_in = real.parent
-            elif real.is_dir():
-                found_in = real
-            else:
-                raise ToolError("skills.source_unsupported", "a source is a skill folder, a .zip/.skill archive "
-                                "or a SKILL.md file.", structured={"source": source[:200]})
-            candidates = store.discover(found_in)
-            if not candidates:
-                raise ToolError("skills.source_not_found", "no skill folder (one holding SKILL.md) in the source.",
-                                structured={"source": source[:200]})
-            if name is not None and len(candidates) != 1:
-                raise ToolError("skills.argument_invalid", "`name` needs exactly one skill in the source.",
-                                structured={"field": "name"})
-            installed = []
-            for folder in candidates:
-                meta, _ = store.read_metadata(folder)
-                target, backup = store.install_dir(root, folder, name or str(meta.get("name", folder.name)), conflict)
-                installed.append({"name": target.name, "backup": backup.name if backup else None})
-        finally:
-            store.remove(tmp)
+        with store.staging_area(root):
+            tmp = store.staging_dir(root, "source")
+            try:
+                installed = _install_from(root, real, shown, tmp, name, conflict)
+            finally:
+                store.remove(tmp)
     finally:
         loc.close()
     text = "\n".join(f"Installed skill `{i['name']}`" + (f" (previous copy kept as .backups/{i['backup']})"
                                                          if i["backup"] else "") for i in installed)
     return ToolOutput(text, structured={"installed": installed})
+
+
+def _install_from(root: Path, real: Path, shown: str, tmp: Path, name: str | None,
+                  conflict: str) -> list[dict[str, Any]]:
+    """Install the skills of the source `real` (the model's `shown`); an archive is extracted to `tmp`."""
+    if real.is_file() and real.suffix.lower() in (".zip", ".skill"):
+        archive.extract_archive(real, tmp)
+        found_in = tmp  # an archive's entries are named as if it were a folder: `work/a.zip/x/SKILL.md`
+    elif real.is_file() and real.name == store.SKILL_FILE:
+        found_in, shown = real.parent, posixpath.dirname(shown)
+    elif real.is_dir():
+        found_in = real
+    else:
+        raise ToolError("skills.source_unsupported", "a source is a skill folder, a .zip/.skill archive "
+                        "or a SKILL.md file.", structured={"source": shown[:200]})
+    candidates = store.discover(found_in)
+    if not candidates:
+        raise ToolError("skills.source_not_found", "no skill folder (one holding SKILL.md) in the source.",
+                        structured={"source": shown[:200]})
+    if name is not None and len(candidates) != 1:
+        raise ToolError("skills.argument_invalid", "`name` needs exactly one skill in the source.",
+                        structured={"field": "name"})
+    installed = []
+    for folder in candidates:
+        display = posixpath.normpath(posixpath.join(shown, folder.relative_to(found_in).as_posix(), store.SKILL_FILE))
+        meta = store.load_metadata(folder, display).metadata
+        target, backup = store.install_dir(root, folder, name or str(meta.get("name", folder.name)), conflict,
+                                           display=display)
+        installed.append({"name": target.name, "backup": backup.name if backup else None})
+    return installed
 
 
 def _create(ws: Workspace, args: dict[str, Any]) -> ToolOutput:
@@ -152,7 +165,11 @@ def _create(ws: Workspace, args: dict[str, Any]) -> ToolOutput:
         raise ToolError("skills.invalid", f"description is too long; maximum is {store.MAX_DESCRIPTION_CHARS}.")
     body = str(args.get("body") or "").strip() or f"# {name.replace('-', ' ').title()}\n\n## Workflow\n\n1. ..."
     root = _root(ws)
-    root.mkdir(parents=True, exist_ok=True)
+    with store.staging_area(root):
+        return _create_in(root, name, description, body, args)
+
+
+def _create_in(root: Path, name: str, description: str, body: str, args: dict[str, Any]) -> ToolOutput:
     tmp = store.staging_dir(root, "create")
     try:
         src = tmp / name
@@ -168,7 +185,8 @@ def _create(ws: Workspace, args: dict[str, Any]) -> ToolOutput:
                 raise ToolError("skills.source_too_large", f"`{rel}` is past {store.MAX_FILE_BYTES} bytes.")
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             (src / rel).write_text(entry["content"], "utf-8")
-        target, backup = store.install_dir(root, src, name, str(args.get("conflict", "fail")))
+        target, backup = store.install_dir(root, src, name, str(args.get("conflict", "fail")),
+                                           display=f"{SKILLS_ROOT}/{name}/{store.SKILL_FILE}")
     finally:
         store.remove(tmp)
     return ToolOutput(f"Created skill `{name}`.",

@@ -8,31 +8,40 @@ folder or the new one, never a half-written one; a failed install leaves the old
 Conflicts follow upstream: `fail`, `overwrite` (the old folder is renamed aside first, then
 removed) or `backup` (renamed to `<root>/.backups/<name>-<stamp>-<uuid>`).
 
-Archives (`.zip`, `.skill`) are extracted with caps on members and bytes counted while
-inflating (a header's size is not trusted), refusing absolute or `..` names and links.
+Archives (`.zip`, `.skill`) are extracted by `skills_archive`. The staging folder is the
+install's own: a call that made `.staging` (or the root) removes it again when it is left empty,
+so a refused install leaves the root exactly as it was.
+
+Every SKILL.md is read through one door, `front_matter_of`: the bytes come from a regular-file,
+size-capped open (a FIFO, a device or a link is refused before a byte is read, never waited on)
+and the front matter from `core.front_matter` (no anchors or aliases, bounded depth and size).
+A refusal is skills.file_unreadable or skills.front_matter_invalid naming the file as the model
+knows it (its workspace path, or the archive path and entry), never a host path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import stat
 import threading
 import time
 import uuid
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Any, Final
 
 from ..core.errors import ToolError
+from ..core.front_matter import FrontMatter, FrontMatterError, parse
 from .base import check_deadline
+from .capped_read import Unreadable, head, read_regular
+from .skills_archive import MAX_INSTALL_BYTES, MAX_INSTALL_FILES
 
 SKILL_FILE: Final = "SKILL.md"
 MAX_NAME_CHARS: Final = 64
 MAX_DESCRIPTION_CHARS: Final = 1024
 MAX_FILE_BYTES: Final = 10 * 1024 * 1024
-MAX_INSTALL_FILES: Final = 2000
-MAX_INSTALL_BYTES: Final = 50 * 1024 * 1024
 CONFLICTS: Final = ("backup", "fail", "overwrite")
 ALLOWED_KEYS: Final = frozenset({"name", "description", "license", "allowed-tools", "metadata"})
 FORBIDDEN_DOCS: Final = frozenset({"README.md", "INSTALLATION_GUIDE.md", "QUICK_REFERENCE.md", "CHANGELOG.md"})
@@ -70,14 +79,10 @@ def check_name(raw: object) -> str:
 
 
 def normalize_name(raw: str) -> str:
-    """Upstream's `normalize_skill_name` for create: lowercase, runs of other characters -> one `-`."""
-    out: list[str] = []
-    for ch in raw.strip().lower():
-        if ch.isascii() and ch.isalnum():
-            out.append(ch)
-        elif out and out[-1] != "-":
-            out.append("-")
-    return "".join(out).strip("-")
+    """create's name as upstream takes it from a person: lowercase, each run of spaces one `-`
+    ("My Skill" -> `my-skill`). Nothing else is rewritten: `check_name` then refuses
+    `../escape` or `skills/nested` instead of turning them into other names."""
+    return "-".join(raw.lower().split())
 
 
 def check_child_path(raw: object) -> PurePosixPath:
@@ -93,21 +98,43 @@ def check_child_path(raw: object) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def read_metadata(skill_dir: Path) -> tuple[dict[str, object], list[str]]:
-    """SKILL.md's front matter and the problems found reading it (empty when it parsed)."""
-    import frontmatter  # here, not at the top: `import toolbench` stays free of yaml
-
-    md = skill_dir / SKILL_FILE
-    if not md.is_file() or md.is_symlink():
-        return {}, [f"{SKILL_FILE} not found"]
+def front_matter_of(data: bytes, display: str) -> FrontMatter:
+    """SKILL.md's front matter from its bytes; `display` names the file in the error:
+    skills.file_unreadable (not UTF-8), skills.front_matter_invalid."""
     try:
-        text = md.read_bytes()[: MAX_FILE_BYTES + 1].decode("utf-8-sig")
-        post = frontmatter.loads(text)
-    except Exception as exc:  # yaml, decoding: the file is the model's, any text may come
-        return {}, [f"{SKILL_FILE} front matter does not parse: {type(exc).__name__}"]
-    if not text.lstrip().startswith("---"):
-        return {}, [f"{SKILL_FILE} has no front matter"]
-    return dict(post.metadata), []
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ToolError("skills.file_unreadable", f"`{display}` is not UTF-8 text; a SKILL.md is UTF-8 Markdown.",
+                        structured={"path": display}) from None
+    try:
+        return parse(text)
+    except FrontMatterError as exc:
+        raise ToolError("skills.front_matter_invalid", f"`{display}`: {exc.reason}. Write its front matter as plain "
+                        "`key: value` lines (name, description) and try again.", structured={"path": display}) from None
+
+
+def load_metadata(skill_dir: Path, display: str) -> FrontMatter:
+    """The front matter of `<skill_dir>/SKILL.md` (see `front_matter_of`); skills.file_unreadable
+    when the file is missing, a link, not a regular file or over MAX_FILE_BYTES."""
+    try:
+        data = read_regular(skill_dir / SKILL_FILE, MAX_FILE_BYTES)
+    except FileNotFoundError:
+        why = "does not exist"
+    except Unreadable as exc:
+        why = exc.reason
+    else:
+        return front_matter_of(data, display)
+    raise ToolError("skills.file_unreadable", f"`{display}` {why}; a SKILL.md is a regular file of at most "
+                    f"{MAX_FILE_BYTES} bytes.", structured={"path": display})
+
+
+def read_metadata(skill_dir: Path, display: str = SKILL_FILE) -> tuple[dict[str, Any], list[str]]:
+    """SKILL.md's front matter and the problems found reading it (empty when it parsed)."""
+    try:
+        fm = load_metadata(skill_dir, display)
+    except ToolError as exc:
+        return {}, [exc.message]
+    return (fm.metadata, []) if fm.present else ({}, [f"{SKILL_FILE} has no front matter"])
 
 
 def validate_dir(skill_dir: Path) -> list[str]:
@@ -144,59 +171,21 @@ def validate_dir(skill_dir: Path) -> list[str]:
         elif path.is_file():
             if path.name in FORBIDDEN_DOCS:
                 errors.append(f"forbidden documentation file: {rel}")
-            if path.suffix.lower() in (".py", ".sh", ".bash"):
-                with path.open("rb") as f:
-                    if f.read(2) != b"#!":
-                        errors.append(f"script file lacks a shebang: {rel}")
+            if path.suffix.lower() in (".py", ".sh", ".bash") and head(path, 2) != b"#!":
+                errors.append(f"script file lacks a shebang: {rel}")
     return errors
-
-
-def extract_archive(archive: Path, dest: Path) -> None:
-    """Extract a .zip/.skill into `dest` with upstream's caps; skills.archive_* when refused."""
-    try:
-        zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ToolError("skills.archive_invalid", f"`{archive.name}` is not a readable zip archive.") from exc
-    with zf:
-        members = zf.infolist()
-        if len(members) > MAX_INSTALL_FILES:
-            raise ToolError("skills.archive_too_large", f"the archive holds {len(members)} entries; "
-                            f"at most {MAX_INSTALL_FILES} are installed.")
-        total = 0
-        for info in members:
-            check_deadline()
-            name = info.filename.replace("\\", "/")
-            parts = PurePosixPath(name).parts
-            if name.startswith("/") or ".." in parts or any(":" in p for p in parts):
-                raise ToolError("skills.archive_unsafe", f"archive entry `{name[:120]}` escapes the extraction folder.",
-                                structured={"entry": name[:200]})
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise ToolError("skills.archive_unsafe", f"archive entry `{name[:120]}` is a link.",
-                                structured={"entry": name[:200]})
-            out = dest.joinpath(*parts)
-            if info.is_dir():
-                out.mkdir(parents=True, exist_ok=True)
-                continue
-            out.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(out, "xb") as dst:
-                # Count what really inflates: a forged header size cannot slip a bomb past the cap.
-                while chunk := src.read(1 << 16):
-                    total += len(chunk)
-                    if total > MAX_INSTALL_BYTES:
-                        raise ToolError("skills.archive_too_large", "the archive inflates past "
-                                        f"{MAX_INSTALL_BYTES} bytes; it is not installed.")
-                    dst.write(chunk)
 
 
 def discover(root: Path) -> list[Path]:
     """Skill folders in an install source (upstream's `discover_skill_dirs`): the folder itself
     when it holds SKILL.md, else the skills in its `skills/` folder, else its child skills."""
-    if (root / SKILL_FILE).is_file():
+    # A SKILL.md that is there but no regular file counts, so reading it can say what is wrong.
+    if os.path.lexists(root / SKILL_FILE):
         return [root]
     for folder in (root / "skills", root):
         if folder.is_dir() and not folder.is_symlink():
             found = sorted(p for p in folder.iterdir() if not p.name.startswith(".") and ".backup-" not in p.name
-                           and p.is_dir() and not p.is_symlink() and (p / SKILL_FILE).is_file())
+                           and p.is_dir() and not p.is_symlink() and os.path.lexists(p / SKILL_FILE))
             if found:
                 return found
     return []
@@ -229,24 +218,48 @@ def remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def staging_area(root: Path) -> Iterator[None]:
+    """Around one write into `root`: makes the root when missing, and afterwards removes the
+    `.staging` folder when it is empty, and the root too when this call made it and it is empty,
+    so a refused install or create leaves the root exactly as it was."""
+    made_root = not os.path.lexists(root)
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # not empty: another install is staging there
+            (root / STAGING).rmdir()
+        if made_root:
+            with contextlib.suppress(OSError):
+                root.rmdir()
+
+
 def staging_dir(root: Path, label: str) -> Path:
-    """A fresh private folder under `<root>/.staging/` (made with the root when missing)."""
+    """A fresh private folder under `<root>/.staging/` (made when missing)."""
     folder = root / STAGING / f"{label}-{uuid.uuid4().hex[:12]}"
+    for _ in range(3):  # another call's `staging_area` may remove an empty .staging in between
+        try:
+            folder.mkdir(parents=True)
+            return folder
+        except FileNotFoundError:
+            continue
     folder.mkdir(parents=True)
     return folder
 
 
-def install_dir(root: Path, source: Path, name: str, conflict: str) -> tuple[Path, Path | None]:
+def install_dir(root: Path, source: Path, name: str, conflict: str, *, display: str) -> tuple[Path, Path | None]:
     """Stage `source` as skill `name` under `root`, check it, swap it into place.
 
     Returns the live folder and the backup folder (conflict `backup` over an existing skill).
-    The staged skill must validate and its front matter name must equal `name`
+    The staged SKILL.md must read (skills.file_unreadable, skills.front_matter_invalid, naming
+    it as `display`), the skill must validate and its front matter name must equal `name`
     (skills.invalid); an existing skill with conflict `fail` is skills.exists."""
     name = check_name(name)
     staged = staging_dir(root, name)
     try:
         _copy_tree(source, staged)
-        meta, _ = read_metadata(staged)
+        meta = load_metadata(staged, display).metadata
         if str(meta.get("name", "")).strip() != name:
             raise ToolError("skills.invalid", f"the skill's front matter name `{str(meta.get('name'))[:80]}` "
                             f"does not match the target folder `{name}`.", structured={"name": name})
@@ -294,11 +307,12 @@ def delete(root: Path, name: str) -> Path:
         raise ToolError("skills.not_found", f"skill `{name}` does not exist.", structured={"name": name})
     if target.is_symlink() or not target.is_dir():
         raise ToolError("skills.not_found", f"`{name}` is not an installed skill folder.", structured={"name": name})
-    with _SWAP_LOCK:
-        (root / STAGING).mkdir(exist_ok=True)
-        trash = root / STAGING / f"trash-{uuid.uuid4().hex[:12]}"
-        os.rename(target, trash)
-    remove(trash)
+    with staging_area(root):
+        with _SWAP_LOCK:
+            (root / STAGING).mkdir(exist_ok=True)
+            trash = root / STAGING / f"trash-{uuid.uuid4().hex[:12]}"
+            os.rename(target, trash)
+        remove(trash)
     return target
 
 

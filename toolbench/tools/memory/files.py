@@ -11,13 +11,19 @@ in the workspace's runtime folder (never visible to the file tools):
     <scope dir>/.trash/<slug>.<ms>.md          soft-deleted
     <scope dir>/MEMORY.md                      generated list of the non-daily entries
 
-Front matter is YAML (python-frontmatter); the file's path gives its identity (scope, slug).
-Evidence is not in it: it heads the body as its own block (`evidence.py`).
+Front matter is YAML, read and written by `core.front_matter` (no anchors or aliases, bounded
+depth and size); the file's path gives its identity (scope, slug). Evidence is not in it: it
+heads the body as its own block (`evidence.py`).
+
+Files are read through `read_entry` only: `capped_read.read_regular` (no link followed, a FIFO
+or device refused before a byte is read), capped at `Layout.max_file_bytes`. A file refused
+there or by its front matter is a ToolError (memory.file_unreadable, memory.front_matter_invalid)
+naming it as `Layout.display` shows it: workspace-relative, or under `<global memory>/` for a
+global folder outside the workspace.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -25,36 +31,14 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from ...core import front_matter
+from ...core.errors import ToolError
 from ...core.memory_settings import MemorySettings
+from ..capped_read import Unreadable, read_regular
 from .evidence import confidence_of, legacy_evidence, split_evidence, with_evidence
 from .rules import TYPES, daily_slug
 
 INDEX_FILE: Final = "MEMORY.md"
-
-
-@functools.cache
-def _front_matter() -> tuple[Any, Any]:
-    """python-frontmatter and its YAML handler on libyaml when it is there (a rebuild parses
-    every file). Loaded on first use: the two cost ~30 ms, and `import toolbench` should not."""
-    import frontmatter
-    import yaml  # type: ignore[import-untyped]
-    from frontmatter.default_handlers import YAMLHandler
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-    class FastYaml(YAMLHandler):
-        def load(self, fm: str, **kwargs: object) -> Any:
-            kwargs.setdefault("Loader", loader)
-            return super().load(fm, **kwargs)
-
-        def export(self, metadata: dict[str, object], **kwargs: object) -> str:
-            kwargs.setdefault("Dumper", dumper)
-            kwargs.setdefault("sort_keys", False)
-            kwargs.setdefault("width", 10_000)
-            return super().export(metadata, **kwargs)
-
-    return frontmatter, FastYaml()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +100,25 @@ class Layout:
     global_dir: Path
     project_dir: Path
     index_path: Path
+    workspace: Path
+    max_file_bytes: int
 
     @classmethod
     def of(cls, workspace: Path, settings: MemorySettings) -> Layout:
         base = workspace / ".toolbench" / "memory"
         configured = Path(settings.global_dir).expanduser()
         global_dir = configured if configured.is_absolute() else workspace / configured
-        return cls(global_dir=global_dir, project_dir=base / "project", index_path=base / "index.sqlite3")
+        # The largest file this store writes, in UTF-8 at 4 bytes a character: body plus front matter.
+        chars = max(settings.max_body_chars, settings.max_daily_body_chars) + front_matter.MAX_CHARS
+        return cls(global_dir=global_dir, project_dir=base / "project", index_path=base / "index.sqlite3",
+                   workspace=workspace, max_file_bytes=4 * chars)
+
+    def display(self, path: Path) -> str:
+        """`path` as the model may see it: workspace-relative, else under `<global memory>/`."""
+        for base, prefix in ((self.workspace, ""), (self.global_dir, "<global memory>/")):
+            if path.is_relative_to(base):
+                return prefix + path.relative_to(base).as_posix()
+        return path.name
 
     def scope_dir(self, scope: str) -> Path:
         return self.global_dir if scope == "global" else self.project_dir
@@ -141,13 +137,14 @@ class Layout:
         return self.scope_dir(entry.scope) / ".trash" / f"{entry.slug}.{ms}.md"
 
     def scan(self) -> Iterator[tuple[str, Path, bool]]:
-        """(scope, path, archived) of every entry file, in a stable order."""
+        """(scope, path, archived) of every entry file, in a stable order. Every `*.md` name counts,
+        whatever it is on the disk: `read_entry` refuses (and the index reports) what is no file."""
         spots = [("project", self.project_dir, False), ("global", self.global_dir, False),
                  ("global", self.global_dir / "user", False), ("global", self.global_dir / "daily", False)]
         for scope, folder, archived in spots:
             if folder.is_dir():
                 for path in sorted(folder.glob("*.md")):
-                    if path.name != INDEX_FILE and path.is_file():
+                    if path.name != INDEX_FILE:
                         yield scope, path, archived
         archive = self.global_dir / "daily" / ".archive"
         if archive.is_dir():
@@ -168,10 +165,38 @@ def _count(value: Any) -> int:
         return 0
 
 
+def read_entry(layout: Layout, scope: str, path: Path, *, archived: bool = False) -> Entry:
+    """The entry in the file `path`: FileNotFoundError when it is gone, else memory.file_unreadable
+    or memory.front_matter_invalid for a file that cannot be one (see the module docstring)."""
+    shown = layout.display(path)
+    try:
+        return parse_entry(scope, path, _read_text(path, layout.max_file_bytes, shown), archived=archived)
+    except front_matter.FrontMatterError as exc:
+        raise ToolError("memory.front_matter_invalid", f"`{shown}`: {exc.reason}; the file is left out of the "
+                        "memory index and not changed.", structured={"path": shown}) from None
+    except ValueError:  # a daily journal's name that is no date
+        raise _unreadable(shown, "is in a daily folder but is not named YYYY-MM-DD.md") from None
+
+
+def _read_text(path: Path, limit: int, shown: str) -> str:
+    try:
+        return read_regular(path, limit).decode("utf-8")
+    except Unreadable as exc:
+        raise _unreadable(shown, exc.reason) from None
+    except UnicodeDecodeError:
+        raise _unreadable(shown, "is not UTF-8 text") from None
+
+
+def _unreadable(shown: str, why: str) -> ToolError:
+    return ToolError("memory.file_unreadable", f"`{shown}` {why}; it is left out of the memory index and not read.",
+                     structured={"path": shown})
+
+
 def parse_entry(scope: str, path: Path, text: str, *, archived: bool = False) -> Entry:
-    """An entry from its file; the path decides scope and slug, front matter the rest."""
-    frontmatter, handler = _front_matter()
-    meta, body = frontmatter.parse(text, handler=handler)
+    """An entry from its file's text; the path decides scope and slug, front matter the rest.
+    FrontMatterError for refused front matter, ValueError for a daily file not named by a date."""
+    parsed = front_matter.parse(text)
+    meta, body = parsed.metadata, parsed.body
     in_daily = path.parent.name == "daily" or archived
     kind = "daily" if in_daily else str(meta.get("type") or "")
     if kind not in (*TYPES, "daily"):
@@ -214,9 +239,7 @@ def render_entry(entry: Entry) -> str:
     else:
         meta["source"] = dict(entry.source)
     meta["links"] = list(entry.links)
-    frontmatter, handler = _front_matter()
-    text: str = frontmatter.dumps(frontmatter.Post(entry.body.strip(), handler=handler, **meta), handler=handler)
-    return text + "\n"
+    return front_matter.render(meta, entry.body.strip()) + "\n"
 
 
 def render_index(rows: list[tuple[str, str, int, str]]) -> str:

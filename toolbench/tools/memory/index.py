@@ -6,7 +6,9 @@ diacritics removed), `memory_fts_tri` (FTS5 trigram: substrings, CJK), `memory_a
 
 Opening compares each file's (mtime, size) with its row and re-reads only the files that
 changed, so a store of 10,000 entries opens in a stat pass; a schema change, or a database
-that cannot be read, is dropped and rebuilt from the files.
+that cannot be read, is dropped and rebuilt from the files. A file that cannot be read as an
+entry (`files.read_entry` refuses it) gets no row and lands in `problems` instead, which
+`list` reports; the file itself is never touched.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from .files import Entry, Layout, parse_entry
+from ...core.errors import ToolError
+from .files import Entry, Layout, read_entry
 
 SCHEMA_VERSION: Final = 5  # upstream's 4, plus the covering index memory_meta_listing
 FTS_LIMIT: Final = 32
@@ -82,6 +86,7 @@ class MemoryIndex:
         self.layout = layout
         self.workdir_hash = workdir_hash
         self.lock = threading.RLock()
+        self.problems: dict[str, dict[str, str]] = {}  # path -> {scope, path (shown), code, message}
         layout.index_path.parent.mkdir(parents=True, exist_ok=True)
         self.db = self._connect()
         self.reconcile()
@@ -120,20 +125,27 @@ class MemoryIndex:
             known = {r["path"]: (r["id"], r["file_mtime"], r["file_size"])
                      for r in self.db.execute("SELECT id, path, file_mtime, file_size FROM memory_meta")}
             seen: set[str] = set()
+            problems: dict[str, dict[str, str]] = {}
             self.db.execute("BEGIN")
             try:
                 for scope, path, archived in self.layout.scan():
                     key = str(path)
-                    seen.add(key)
-                    st = path.stat()
-                    row = known.get(key)
-                    if row is not None and row[1:] == (st.st_mtime_ns, st.st_size):
-                        continue
                     try:
-                        entry = parse_entry(scope, path, path.read_text(encoding="utf-8"), archived=archived)
-                    except (OSError, ValueError, UnicodeDecodeError):
-                        continue  # a file that cannot be read is left out, never rewritten
-                    self._upsert(entry, path)
+                        st = os.lstat(path)  # a link is refused by read_entry, so it never has a row
+                    except OSError:
+                        continue  # gone since the scan
+                    row = known.get(key)
+                    if row is None or row[1:] != (st.st_mtime_ns, st.st_size):
+                        try:
+                            entry = read_entry(self.layout, scope, path, archived=archived)
+                        except FileNotFoundError:
+                            continue
+                        except ToolError as exc:  # left out (its old row too) and reported, never rewritten
+                            problems[key] = {"scope": scope, "path": self.layout.display(path), "code": exc.code,
+                                             "message": exc.message}
+                            continue
+                        self._upsert(entry, path)
+                    seen.add(key)
                 for key, (row_id, _, _) in known.items():
                     if key not in seen:
                         self._delete_id(row_id)
@@ -141,6 +153,7 @@ class MemoryIndex:
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+            self.problems = problems
 
     def close(self) -> None:
         with self.lock:

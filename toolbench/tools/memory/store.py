@@ -20,7 +20,7 @@ from ...core.errors import ToolbenchError, ToolError
 from ...core.fileio import write_atomic
 from ...core.memory_settings import MemorySettings
 from .evidence import apply_evidence, merge_with_evidence, with_evidence
-from .files import INDEX_FILE, Entry, Layout, parse_entry, render_entry, render_index, workdir_hash
+from .files import INDEX_FILE, Entry, Layout, read_entry, render_entry, render_index, workdir_hash
 from .index import MemoryIndex
 from .rules import FILTER_TYPES, SCOPES, TYPES, check_risk, daily_date_of, local_day, normalize_slug
 from .search import search_index
@@ -66,8 +66,11 @@ class MemoryStore:
         quotas = {s: {"used": self.index.count(s), "limit": self.settings.quota_per_scope} for s in SCOPES}
         # Each scope has its own quota, so the headline is the fullest applicable one, not a sum (upstream).
         used = max(q["used"] for s, q in quotas.items() if scope in ("auto", s))
+        # Files left out of the index (refused by read_entry) are named, so one bad file is seen, not silent.
+        problems = [{k: v for k, v in p.items() if k != "scope"} for p in self.index.problems.values()
+                    if scope in ("auto", p["scope"])]
         return {"count": len(rows), "quota": {"used": used, "limit": self.settings.quota_per_scope}, "quotas": quotas,
-                "entries": [_row_summary(r) for r in rows]}
+                "entries": [_row_summary(r) for r in rows], "problems": problems}
 
     def read(self, slug: str, *, scope: str = "auto", offset: int = 1, length: int = READ_MAX_LINES) -> dict[str, Any]:
         entry, _ = self._resolve(normalize_slug(slug), scope, prefer_project=True)
@@ -137,6 +140,9 @@ class MemoryStore:
         entry = Entry(slug=slug, scope=scope, type=kind, description=description, body=body, created_at=stamp,
                       updated_at=stamp,
                       source=self._source(actor, risk, unreviewed=risk == "low" or actor == "extractor"))
+        if os.path.lexists(self.layout.path_for(entry)):  # a file the index left out: never written over
+            raise ToolError("memory.slug_exists", f"`{slug}` names a file in {scope} scope that cannot be read as a "
+                            "memory (see `list`); choose another slug.", structured={"slug": slug})
         path = self._save(entry)
         self._after(entry, "write", actor, path)
         return self._mutation("created", entry, evidence=evidence, risk=risk)
@@ -239,9 +245,11 @@ class MemoryStore:
             raise ToolError("memory.read_only", f"`{slug}` is past retention and archived; it is read-only.")
         stamp = _stamp(self.clock())
         path = self.layout.global_dir / "daily" / f"{day.isoformat()}.md"
-        old = parse_entry("global", path, path.read_text(encoding="utf-8")) if path.is_file() else Entry(
-            slug=slug, scope="global", type="daily", description="", body="", created_at=stamp, updated_at=stamp,
-            date=day.isoformat())
+        try:
+            old = read_entry(self.layout, "global", path)
+        except FileNotFoundError:
+            old = Entry(slug=slug, scope="global", type="daily", description="", body="", created_at=stamp,
+                        updated_at=stamp, date=day.isoformat())
         body = f"{old.body.strip()}\n\n{text}".strip()
         self._check_size(body, daily=True)
         risk = check_risk(text)
@@ -299,11 +307,10 @@ class MemoryStore:
             rows = [r for r in rows if r["scope"] == "project"]  # a project entry shadows a global one
         path = Path(rows[0]["path"])
         try:
-            text = path.read_text(encoding="utf-8")
+            return read_entry(self.layout, rows[0]["scope"], path, archived=bool(rows[0]["archived"])), path
         except FileNotFoundError:
             self.index.reconcile()  # the file went away behind the index's back
             raise ToolError("memory.slug_not_found", f"No memory `{slug}` in {scope} scope.") from None
-        return parse_entry(rows[0]["scope"], path, text, archived=bool(rows[0]["archived"])), path
 
     def _description(self, text: str) -> str:
         text = " ".join(str(text).split())

@@ -156,7 +156,10 @@ def _list_text(out: dict[str, Any]) -> str:
     waiting = [f"{s['scope']} {s['unreviewedCount']} (oldest {s['oldestUnreviewedAgeDays']:g} days)"
                for s in out["summary"]["scopes"] if s["unreviewedCount"]]
     review = [f"Unreviewed (accept to review): {', '.join(waiting)}"] if waiting else []
-    return "\n".join([head, *review, *(_row(e) for e in out["entries"])])
+    problems = out.get("problems") or []
+    left_out = [f"{len(problems)} memory file{'' if len(problems) == 1 else 's'} left out (cannot be read):",
+                *(f"- {p['code']}: {p['message']}" for p in problems)] if problems else []
+    return "\n".join([head, *review, *(_row(e) for e in out["entries"]), *left_out])
 
 
 def _read_text(out: dict[str, Any]) -> str:

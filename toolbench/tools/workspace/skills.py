@@ -1,33 +1,39 @@
-"""The skill index: each `<skills_dir>/<name>/SKILL.md` as (name, description, path)."""
+"""The skill index: each `<skills_dir>/<name>/SKILL.md` as (name, description, path).
+
+SKILL.md is read like any workspace file (through the resolver, regular files only, the file
+tools' size cap), so a FIFO or a link out of the skill's folder cannot hang the listing, and its
+front matter through `skills_store.front_matter_of` (the one safe reader). A skill whose
+SKILL.md cannot be read is still listed, with an empty description and the refusal's `code`
+and `problem`, so one bad file neither hides nor breaks the others.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import frontmatter
-
+from ...core.errors import ToolError
 from ...core.workspace_settings import WorkspaceSettings
 from .files import open_file
 from .paths import SKILL_FILE, SKILLS_ROOT, Workspace
 
 
 def list_skills(workspace: Path, settings: WorkspaceSettings) -> list[dict[str, str]]:
-    """Name, description (the front matter's `description`, else "") and workspace path, by name.
+    """Name, description (the front matter's `description`, else "") and workspace path, by
+    name; `code` and `problem` too for a skill whose SKILL.md is refused."""
+    from ..skills_store import front_matter_of
 
-    SKILL.md is read like any workspace file (through the resolver, regular files only), so
-    a FIFO or a link out of the skill's folder gives no description instead of a hang."""
     ws = Workspace(workspace, settings)
     out = []
     for name in ws.skills():
         path = f"{SKILLS_ROOT}/{name}/{SKILL_FILE}"
+        entry = {"name": name, "description": "", "path": path}
         try:
             with open_file(ws, path) as f:
                 data = f.read(ws)
-            meta = frontmatter.loads(data.decode("utf-8-sig")).metadata
-        except Exception:
-            meta = {}
-        description = meta.get("description")
-        out.append({"name": name,
-                    "description": str(description).strip() if description is not None else "",
-                    "path": path})
+            description = front_matter_of(data, path).metadata.get("description")
+            if description is not None:
+                entry["description"] = str(description).strip()
+        except ToolError as exc:
+            entry |= {"code": exc.code, "problem": exc.message}
+        out.append(entry)
     return out
