@@ -114,9 +114,11 @@ def test_adding_something_that_is_not_a_source_is_misuse(toolbench_bench: Workbe
     assert info.value.code == "bench.misuse"
 
 
-def test_a_builtin_permission_is_the_profile_s(toolbench_bench: Workbench) -> None:
+def test_a_builtin_asks_like_any_tool_but_only_the_profile_takes_it_away(toolbench_bench: Workbench) -> None:
+    toolbench_bench.set_permission("builtin:dice.roll", "ask")
+    assert toolbench_bench.invocation().call("dice_roll", {"formula": "1d6"}).error_code == "tool.approval_required"
     with pytest.raises(ToolbenchError) as info:
-        toolbench_bench.set_permission("builtin:dice.roll", "ask")
+        toolbench_bench.set_permission("builtin:dice.roll", "off")
     assert info.value.code == "bench.misuse"
 
 
