@@ -160,6 +160,8 @@ def read_regular_file(path: str | Path, limit: int) -> bytes:
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
             raise OSError(errno.EINVAL, f"a {_kind(st.st_mode)}, not a regular file", str(path))
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than the {limit:,}-byte limit", str(path))
         chunks: list[bytes] = []
         size = 0
         # the size fstat gives sizes the first read; a file that grows meanwhile meets the cap
