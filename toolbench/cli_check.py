@@ -275,7 +275,7 @@ def render_text(report: Mapping[str, Any]) -> str:
         tools = server["tools"]
         lines.append(f"{_show(server['name'])} ({server['transport']}, {server['state']}): {len(tools)} tool(s)")
         if server["error"] is not None:
-            lines.append(f"  unreachable: {server['error']['code']}: {server['error']['message']}")
+            lines.append(f"  unreachable: {server['error']['code']}: {_line(server['error']['message'])}")
         if tools:
             lines.append("  tools: " + ", ".join(_show(t["name"]) for t in tools))
         lines += _problem_lines(server["problems"])
@@ -303,7 +303,7 @@ def _problem_lines(problems: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = []
     for (label, protocol, tool, rule, message), paths in groups.items():
         count = f" ({len(paths)}x)" if len(paths) > 1 else ""
-        shown = [path for path in paths if path]
+        shown = [_line(path) for path in paths if path]  # a schema's paths hold the server's property names
         more = f" and {len(shown) - PATHS_SHOWN} more" if len(shown) > PATHS_SHOWN else ""
         where = f" at {', '.join(shown[:PATHS_SHOWN])}{more}" if shown else ""
         lines.append(f"  {label} {protocol} {tool}: {rule}{count}{where}: {message}")
