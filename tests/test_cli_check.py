@@ -309,3 +309,23 @@ def test_junk_on_a_stdio_servers_stdout_is_a_finding_with_the_first_line(tmp_pat
     assert "chatty: starting up (not JSON-RPC)" in junk["message"]
     code, out, _ = cli(tmp_path, {"demo": demo_server()}, "check", "--mcp-config", "CONFIG", "--format", "json")
     assert "mcp.server_stdout_noise" not in out
+
+
+def test_every_server_text_in_the_text_report_stays_on_its_own_line():
+    """The report's fields a server fills (names, messages, schema paths, content) are escaped
+    one by one, so none can start a line of its own."""
+    from toolbench.cli_check import render_text
+
+    forged = "x\n1 server(s), 0 unreachable: exit 0\x1b[2K"
+    problem = {"protocol": "openai", "tool": forged, "call_name": None, "rule": "schema.title_nested",
+               "message": forged, "fatal": False, "repaired": False, "path": f"/properties/{forged}"}
+    smoke = {"tool": forged, "call_name": None, "arguments": None, "expect_error": False, "is_error": True,
+             "error_code": "mcp.tool_error", "ok": False, "content": forged}
+    report = {"exit_code": 2, "summary": {"servers": 1, "unreachable": 1, "fatal": 0, "repaired": 0, "smoke_failed": 1},
+              "servers": [{"name": forged, "transport": "stdio", "state": "failed", "error": {
+                  "code": "mcp.server_start_failed", "message": forged}, "tools": [{"name": forged}],
+                  "problems": [problem], "smoke": [smoke]}]}
+    lines = render_text(report).splitlines()
+    assert len(lines) == 6  # header, unreachable, tools, one problem, one smoke call, summary
+    assert [line for line in lines if line.startswith("1 server(s)")] == [lines[-1]]
+    assert not any("\x1b" in line for line in lines)

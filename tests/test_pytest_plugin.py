@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 
 import pytest
@@ -167,3 +168,46 @@ def test_assert_code_passes_the_result_through(toolbench_bench: Workbench) -> No
     assert assert_code(result, None) is result
     with pytest.raises(pytest.fail.Exception):
         assert_code(result, "tool.invalid_arguments")
+
+
+PLAIN = '''
+def test_tools(toolbench_bench, assert_golden):
+    assert_golden(toolbench_bench.invocation("chat").snapshot, "{name}")
+'''
+
+
+@pytest.mark.parametrize("update", [True, False])
+def test_a_link_at_the_golden_file_is_refused_and_its_target_kept(pytester: pytest.Pytester, update: bool) -> None:
+    victim = pytester.path / "victim.txt"
+    victim.write_text("keep me\n")
+    (pytester.path / "golden").mkdir()
+    (pytester.path / "golden" / "tools.json").symlink_to(victim)
+    pytester.makepyfile(PLAIN.format(name="tools.json"))
+    result = run(pytester, *([UPDATE_OPTION] if update else []))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*golden*tools.json is a link*"])
+    assert victim.read_text() == "keep me\n"
+    assert "keep me" not in result.stdout.str()  # nor is the target shown in a diff
+
+
+def test_a_link_at_the_golden_folder_is_refused_and_nothing_written_through_it(pytester: pytest.Pytester) -> None:
+    elsewhere = pytester.path / "elsewhere"
+    elsewhere.mkdir()
+    (pytester.path / "golden").symlink_to(elsewhere)
+    pytester.makepyfile(PLAIN.format(name="sub/tools.json"))
+    result = run(pytester, UPDATE_OPTION)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*golden is a link*"])
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_fifo_at_the_golden_file_is_refused_without_blocking(pytester: pytest.Pytester,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the child pytest imports this checkout's plugin
+    (pytester.path / "golden").mkdir()
+    os.mkfifo(pytester.path / "golden" / "tools.json")
+    pytester.makepyfile(PLAIN.format(name="tools.json"))
+    for args in ([UPDATE_OPTION], []):
+        result = pytester.runpytest_subprocess(*PLUGIN, *args, timeout=60)
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*golden*tools.json is not a regular file*"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import json
 import signal
 import sys
 import threading
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import Snapshot, ToolResult, Workbench
+    from .cli_screen import Screen
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,26 +121,29 @@ def _main(argv: list[str]) -> int:
         parser.error("--server needs --mcp-config")
     from . import MISSING, ToolbenchError
     from .cli_bench import load_servers, open_bench, unreachable, unreachable_line
+    from .cli_screen import Screen
 
+    screen = Screen()  # everything printed below goes through it (cli_bench's docstring)
     try:
         # check's --demo is the demo MCP server (cli_check.demo_config), not the demo extension tools
         with open_bench(args.workspace, args.profile, seed=getattr(args, "seed", None),
                         demo=getattr(args, "demo", False) and args.command != "check") as bench:
             if args.command == "check":
-                return _check(bench, args)
+                return _check(bench, args, screen)
             if args.mcp_config is not None:
+                screen.hide_config_values(args.mcp_config)
                 failed = unreachable(load_servers(bench, args.mcp_config, args.server))
                 for info in failed:
-                    print(unreachable_line(info), file=sys.stderr)
+                    print(screen.line(unreachable_line(info)), file=sys.stderr)
                 if failed:
                     return 2  # what the command would show is not what a notebook would see
             inv = bench.invocation(args.scene)
             if args.command == "snapshot":
-                return _snapshot(inv.snapshot, args)
+                return _snapshot(inv.snapshot, args, screen)
             wire: Any = MISSING if args.arguments is None else args.arguments
-            return _call(inv.call(args.call_name, wire), temporary=args.workspace is None)
+            return _call(inv.call(args.call_name, wire), screen, temporary=args.workspace is None)
     except ToolbenchError as exc:
-        print(f"toolbench: {exc.code}: {exc.message}", file=sys.stderr)
+        print(screen.line(f"toolbench: {exc.code}: {exc.message}"), file=sys.stderr)
         return 2
 
 
@@ -153,25 +156,26 @@ def _common_options(command: argparse.ArgumentParser) -> None:
                          help="the scene whose tools the profile offers (default chat)")
 
 
-def _snapshot(snapshot: Snapshot, args: argparse.Namespace) -> int:
+def _snapshot(snapshot: Snapshot, args: argparse.Namespace, screen: Screen) -> int:
     """Print the tool list (or, with --check, its problems); say on stderr why tools are missing."""
     for diagnostic in snapshot.diagnostics:
-        print(f"toolbench: {diagnostic.code}: {diagnostic.tool_id}: {diagnostic.message}", file=sys.stderr)
+        print(screen.line(f"toolbench: {diagnostic.code}: {diagnostic.tool_id}: {diagnostic.message}"),
+              file=sys.stderr)
     if not snapshot.bindings:  # a profile that denies or misnames every tool: say so, even without --check
         print("toolbench: cli.snapshot_empty: the snapshot offers no tool (see the lines above, and the "
               "profile's allow and deny lists)", file=sys.stderr)
     if not args.check:
-        _print(snapshot.render(args.protocol, schema=args.gemini_schema))
+        sys.stdout.write(screen.json(snapshot.render(args.protocol, schema=args.gemini_schema)))
         return 0
     problems = snapshot.check(schema=args.gemini_schema)
-    _print([dataclasses.asdict(p) for p in problems])
+    sys.stdout.write(screen.json([dataclasses.asdict(p) for p in problems]))
     return 1 if not snapshot.bindings or any(p.fatal and not p.repaired for p in problems) else 0
 
 
-def _call(result: ToolResult, *, temporary: bool) -> int:
+def _call(result: ToolResult, screen: Screen, *, temporary: bool) -> int:
     """Print the result; 1 if it is an error. Files it names in a temporary workspace are gone at
     exit: keeping them would leave a folder in the temp dir per call that nothing removes."""
-    _print(result.model_dump(mode="json", by_alias=True))
+    sys.stdout.write(screen.json(result.model_dump(mode="json", by_alias=True)))
     files = [*result.resource_refs, *(a.path for a in result.attachments)]
     if temporary and files:
         print(f"toolbench: cli.result_files_removed: the result names {len(files)} file(s) of a temporary "
@@ -198,25 +202,19 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _check(bench: Workbench, args: argparse.Namespace) -> int:
+def _check(bench: Workbench, args: argparse.Namespace, screen: Screen) -> int:
     from .cli_bench import unreachable_line
     from .cli_check import demo_config, render_text, run_check
 
     config = demo_config() if args.demo else args.mcp_config
+    screen.hide_config_values(config)
     report = run_check(bench, config, servers=args.server, scene=args.scene,
                        gemini_schema=args.gemini_schema, timeout=args.timeout)
     for server in report["servers"]:
         if server["error"] is not None:
-            print(unreachable_line(bench.mcp.info(server["name"])), file=sys.stderr)
-    if args.format == "json":
-        _print(report)
-    else:
-        sys.stdout.write(render_text(report))
+            print(screen.line(unreachable_line(bench.mcp.info(server["name"]))), file=sys.stderr)
+    sys.stdout.write(screen.json(report) if args.format == "json" else screen.lines(render_text(report)))
     return int(report["exit_code"])
-
-
-def _print(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 def _lab(extra: list[str]) -> int:

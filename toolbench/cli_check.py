@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import MISSING, ToolbenchError, ToolId
+from .cli_screen import one_line
 
 if TYPE_CHECKING:  # the bench's modules load when a check runs, not for `toolbench --help`
     from . import Workbench
@@ -101,11 +102,10 @@ def demo_config() -> dict[str, Any]:
 def smoke_calls(config: str | Path | Mapping[str, Any]) -> dict[str, list[SmokeCall]]:
     """The smoke calls of each server of `config` (a path or the parsed object), by server name;
     `mcp.config_invalid` names the server and the entry of a malformed block."""
-    try:
-        document = config if isinstance(config, Mapping) else json.loads(Path(config).read_text(encoding="utf-8"))
-        servers = document.get("mcpServers", {})
-    except (OSError, ValueError, AttributeError) as exc:  # the loader has read it already
-        raise ToolbenchError("mcp.config_invalid", f"cannot read MCP config {config}: {exc}") from exc
+    from .mcp import read_mcp_json
+
+    document = config if isinstance(config, Mapping) else read_mcp_json(config)
+    servers = document.get("mcpServers", {}) if isinstance(document, Mapping) else None
     if not isinstance(servers, Mapping):
         raise ToolbenchError("mcp.config_invalid", f"{config}: `mcpServers` must be an object of servers by name")
     out: dict[str, list[SmokeCall]] = {}
@@ -275,7 +275,7 @@ def render_text(report: Mapping[str, Any]) -> str:
         tools = server["tools"]
         lines.append(f"{_show(server['name'])} ({server['transport']}, {server['state']}): {len(tools)} tool(s)")
         if server["error"] is not None:
-            lines.append(f"  unreachable: {server['error']['code']}: {server['error']['message']}")
+            lines.append(f"  unreachable: {server['error']['code']}: {_line(server['error']['message'])}")
         if tools:
             lines.append("  tools: " + ", ".join(_show(t["name"]) for t in tools))
         lines += _problem_lines(server["problems"])
@@ -303,7 +303,7 @@ def _problem_lines(problems: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = []
     for (label, protocol, tool, rule, message), paths in groups.items():
         count = f" ({len(paths)}x)" if len(paths) > 1 else ""
-        shown = [path for path in paths if path]
+        shown = [_line(path) for path in paths if path]  # a schema's paths hold the server's property names
         more = f" and {len(shown) - PATHS_SHOWN} more" if len(shown) > PATHS_SHOWN else ""
         where = f" at {', '.join(shown[:PATHS_SHOWN])}{more}" if shown else ""
         lines.append(f"  {label} {protocol} {tool}: {rule}{count}{where}: {message}")
@@ -312,13 +312,15 @@ def _problem_lines(problems: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def _line(text: Any) -> str:
     """A server's text on one line (its newlines and control characters escaped): it cannot
-    print a line that looks like the report's own."""
-    text = str(text)
-    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)[1:-1]
+    print a line that looks like the report's own, or move the cursor."""
+    return one_line(str(text))
 
 
 def _show(name: Any) -> str:
-    """A name as one readable line: JSON-quoted when empty, not text or not printable (a
-    server's names are untrusted: a newline would forge a report line), cut at 80 characters."""
-    text = name if isinstance(name, str) and name and name.isprintable() else json.dumps(name, ensure_ascii=False)
+    """A name as one readable line: quoted when empty, not text or not printable (a server's
+    names are untrusted: a newline would forge a report line), escaped, cut at 80 characters."""
+    if not isinstance(name, str):
+        text = one_line(json.dumps(name, ensure_ascii=False))
+    else:
+        text = name if name and name.isprintable() else f'"{one_line(name)}"'
     return text if len(text) <= 80 else text[:79] + "…"

@@ -18,6 +18,10 @@ pytest: only pytest imports this module.
   different file fails the test with what changed (`snapshot.diff`'s readable lines, then the
   golden text's diff: the old and new descriptions and schemas).
   `pytest --toolbench-update-golden` writes the files instead.
+  The golden folder and its files must be real ones: a link (to the folder or a file) or a FIFO
+  fails the test, in both modes, before anything is read or written (a link planted in a
+  checkout would have an update overwrite its target, or a diff show it). A file is written to
+  a temp file beside it and renamed over it, so a link put there meanwhile is replaced, not followed.
 - `toolbench_call(call_name, arguments=MISSING, *, code=None, scene="chat")`: runs one call on
   `toolbench_bench` in a fresh invocation, asserts its code (`assert_code`) and returns the result.
 """
@@ -26,6 +30,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
@@ -79,14 +86,18 @@ def golden_text(snapshot: HasGolden) -> str:
     return json.dumps(snapshot.golden(), indent=2, ensure_ascii=False) + "\n"
 
 
-def compare_golden(snapshot: HasGolden, path: Path, *, update: bool) -> None:
-    """Compare `snapshot`'s golden form with the file at `path` (or write it when `update`)."""
+def compare_golden(snapshot: HasGolden, path: Path, *, update: bool, root: Path | None = None) -> None:
+    """Compare `snapshot`'s golden form with the file at `path` (or write it when `update`).
+
+    Each folder from `root` (default: `path`'s folder) down to `path`, and `path` itself, must be
+    a real folder or file, or not exist yet (the module docstring says why)."""
     __tracebackhide__ = True
+    _refuse_special(path, path.parent if root is None else root)
     text = golden_text(snapshot)
     if update:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
+            _replace(path, text)
         return
     if not path.is_file():
         pytest.fail(f"golden file {path} is missing; run pytest {UPDATE_OPTION} to write it", pytrace=False)
@@ -112,6 +123,40 @@ def compare_golden(snapshot: HasGolden, path: Path, *, update: bool) -> None:
     changes = "\n".join(lines) if summary == "no changes" else summary + "\n\n" + "\n".join(lines)
     pytest.fail(f"the tool list differs from golden file {path}:\n{changes}\n"
                 f"(run pytest {UPDATE_OPTION} to accept it)", pytrace=False)
+
+
+def _refuse_special(path: Path, root: Path) -> None:
+    """Fail the test if a part of `path` below `root` is a link, or `path` is not a regular file."""
+    __tracebackhide__ = True
+    current = root
+    parts = path.relative_to(root).parts
+    for index, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return  # not there yet: the update makes it
+        what = "golden file" if index == len(parts) - 1 else "golden folder"
+        if stat.S_ISLNK(mode):
+            pytest.fail(f"{what} {current} is a link; assert_golden reads and writes real files only: replace the "
+                        "link with the file (or folder) itself", pytrace=False)
+        if index == len(parts) - 1 and not stat.S_ISREG(mode):
+            pytest.fail(f"{what} {current} is not a regular file ({stat.filemode(mode)}); remove it, then run "
+                        f"pytest {UPDATE_OPTION}", pytrace=False)
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to a temp file beside `path`, then rename it over `path` (a link there is
+    replaced as an entry, never followed)."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temp, 0o644)  # mkstemp's 0600 would make a checked-in golden file private
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 def _golden_path(test_file: Path, name: str) -> Path:
@@ -141,7 +186,7 @@ def assert_golden(request: pytest.FixtureRequest) -> Callable[[HasGolden, str], 
 
     def check(snapshot: HasGolden, name: str) -> None:
         __tracebackhide__ = True
-        compare_golden(snapshot, _golden_path(test_file, name), update=update)
+        compare_golden(snapshot, _golden_path(test_file, name), update=update, root=test_file.parent)
 
     return check
 

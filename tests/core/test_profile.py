@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from deadline import run_with_deadline
 
 from toolbench import Profile, ToolbenchError, ToolDescriptor, ToolId, Workbench
 from toolbench.core.snapshot import prepare
@@ -355,3 +357,25 @@ def test_a_malformed_profile_file_is_coded_never_raw(tmp_path, name, text):
     with pytest.raises(ToolbenchError) as info:
         Profile.load(path)
     assert info.value.code == "agent.profile_invalid"
+
+
+def test_a_profile_path_that_is_no_regular_file_is_coded_without_blocking(tmp_path):
+    """A FIFO, a folder, a device or a file over the cap: one `agent.profile_invalid`, at once."""
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "huge.json").write_bytes(b"{}" + b" " * (8 << 20))
+    (tmp_path / "utf16.json").write_bytes(b'\xff\xfe{"name": "x"}')
+    paths = [str(tmp_path / n) for n in ("fifo.json", "folder.json", "huge.json", "utf16.json")] + ["/dev/zero"]
+    seen = run_with_deadline("""
+import sys
+from toolbench import Profile, ToolbenchError
+codes = []
+for path in sys.argv[1:]:
+    try:
+        Profile.load(path)
+        codes.append("loaded")
+    except ToolbenchError as exc:
+        codes.append(exc.code)
+report(codes)
+""", args=tuple(paths), deadline=30, memory_mb=1024)
+    assert seen == ["agent.profile_invalid"] * 5

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolbench import Profile, ToolbenchError
 from toolbench.core.profile_migrate import SCHEMA_VERSION
@@ -160,3 +162,46 @@ def test_load_migrates_a_file_and_leaves_it_as_it_was(tmp_path):
 
 def test_an_edit_of_a_migrated_profile_carries_no_notes():
     assert Profile.parse(upstream(2)).edit(name="mine").migrations == ()
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("tools", 5), ("tools", "x"), ("tools", [1]), ("run", 5), ("delegation", "yes"), ("skills", [1]),
+    ("workspace", 5), ("schemaVersion", True), ("schemaVersion", 2.0)])
+def test_a_section_of_the_wrong_shape_is_profile_invalid_naming_it(key, value):
+    doc = upstream(2)
+    doc[key] = value
+    with pytest.raises(ToolbenchError) as info:
+        Profile.parse(doc, source="mine.json")
+    unsupported = key == "schemaVersion"
+    assert info.value.code == ("agent.profile_schema_unsupported" if unsupported else "agent.profile_invalid")
+    assert info.value.message.startswith("mine.json") and key in info.value.message
+
+
+def _paths(value, prefix=()):
+    """Every key path of a document (objects' keys and lists' indexes)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield (*prefix, key)
+        yield from _paths(child, (*prefix, key))
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=8)
+PATHS = list(_paths(UPSTREAM_DEFAULT_WRITER))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(PATHS), JSON, st.sampled_from([1, 2, 3, 4]))
+def test_any_value_anywhere_in_a_tauritavern_profile_is_a_profile_or_a_coded_error(path, value, version):
+    doc = upstream(version)
+    if version == 4:
+        del doc["skills"]["maxReadCharsPerCall"], doc["skills"]["maxReadCharsPerRun"]
+    where = doc
+    for key in path[:-1]:  # the paths' folders are all in the copy (version 4 drops two leaves)
+        where = where[key]
+    where[path[-1]] = value
+    try:
+        Profile.parse(doc)
+    except ToolbenchError as exc:
+        assert exc.code in ("agent.profile_invalid", "agent.profile_schema_unsupported")

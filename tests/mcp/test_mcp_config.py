@@ -272,3 +272,30 @@ def test_every_mcp_code_in_the_package_is_listed() -> None:
 def test_an_empty_field_of_the_other_transport_is_unset_as_clients_read_it(entry: dict[str, Any], kind: str) -> None:
     [options] = parse_mcp_json({"mcpServers": {"s": entry}})
     assert options.transport.kind == kind
+
+
+def test_an_mcp_json_nested_past_the_cap_is_a_config_error_and_one_under_it_reads(tmp_path: Path) -> None:
+    from toolbench.mcp._config import CONFIG_DEPTH, read_mcp_json
+
+    def nested(levels: int) -> str:  # mcpServers -> a -> args -> lists: 4 levels before the lists
+        lists = levels - 3
+        return '{"mcpServers": {"a": {"command": "x", "args": ' + "[" * lists + "]" * lists + "}}}"
+
+    path = tmp_path / "mcp.json"
+    path.write_text(nested(CONFIG_DEPTH))
+    assert read_mcp_json(path)["mcpServers"]["a"]["command"] == "x"
+    for levels in (CONFIG_DEPTH + 1, 900):  # 900: json.loads takes it, the readers after it would not
+        path.write_text(nested(levels))
+        with pytest.raises(ToolbenchError) as caught:
+            parse_mcp_json(path)
+        assert caught.value.code == "mcp.config_invalid"
+
+
+def test_expanded_values_map_what_the_environment_gave_to_the_placeholder_as_written() -> None:
+    from toolbench.mcp import expanded_values
+
+    document = {"mcpServers": {"a": {"command": "${env:TOKEN}/bin", "args": ["${TOKEN}", "${SHORT}", "${NONE:-dflt}",
+                                                                            "${input:x}", "${/}"],
+                                     "env": {"K": "${NONE}"}}}}
+    env = {"TOKEN": "sk-123456", "SHORT": "ab"}
+    assert expanded_values(document, env) == {"sk-123456": "${env:TOKEN}"}  # the first form met names it

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from deadline import run_with_deadline
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolbench import Profile, ToolbenchError, ToolError, Workbench
 from toolbench.runtime.replay import Replay, normalise
+from toolbench.runtime.replay_sources import SOURCE_BYTES
 from toolbench.testing import ScriptedModel
 
 PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
@@ -329,3 +334,70 @@ def test_a_call_the_recording_refused_for_its_round_limit_is_kept_as_it_was(make
     bench.profile = bench.profile.edit(run={"maxRounds": 5})
     replay = bench.replay(run)
     assert replay.ok and statuses(replay)[-1] == ("shout", "same")
+
+
+
+DEEP = 100_000
+BAD_FILES = {
+    "deep.jsonl": b"[" * DEEP + b"]" * DEEP + b"\n",
+    "deep.json": b'{"pairs": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+    "bom.jsonl": b"\xff\xfe" + json.dumps(chat_pairs()[0]).encode("utf-16-le"),
+    "latin1.json": b'[{"request": {"x": "\xe9"}}]',
+    # a body 900 deep parses (under Python's recursion limit), then meets the recursive readers
+    "deep-body.json": b'[{"request": {}, "response": {"choices": ' + b"[" * 900 + b"]" * 900 + b"}}]",
+}
+
+
+@pytest.mark.parametrize("name", BAD_FILES)
+def test_a_file_that_is_not_json_pairs_is_source_invalid(make_bench, tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(BAD_FILES[name])
+    with pytest.raises(ToolbenchError) as caught:
+        make(make_bench).replay(path)
+    assert caught.value.code == "replay.source_invalid"
+
+
+def test_a_fifo_a_folder_a_device_and_a_huge_file_are_source_invalid_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    (tmp_path / "folder.jsonl").mkdir()
+    with open(tmp_path / "huge.jsonl", "wb") as huge:  # sparse: no disk spent
+        huge.truncate(SOURCE_BYTES + 1)
+    paths = [str(tmp_path / n) for n in ("fifo.jsonl", "folder.jsonl", "huge.jsonl")] + ["/dev/zero"]
+    seen = run_with_deadline("""
+import sys
+from toolbench import ToolbenchError, Workbench
+codes = []
+with Workbench(sys.argv[1]) as bench:
+    for path in sys.argv[2:]:
+        try:
+            bench.replay(path)
+            codes.append("replayed")
+        except ToolbenchError as exc:
+            codes.append(exc.code)
+report(codes)
+""", args=(str(tmp_path / "ws"), *paths), deadline=60, memory_mb=1024)
+    assert seen == ["replay.source_invalid"] * 4
+
+
+REPLAY_CODES = {"replay.source_invalid", "replay.protocol_undetected", "replay.result_missing"}
+PAIR_KEYS = ["request", "response", "pairs", "protocol", "choices", "messages", "content", "role", "candidates"]
+PAIR_LIKE = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+                         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(PAIR_KEYS), inner,
+                                                                                     max_size=3), max_leaves=10)
+
+
+def test_any_bytes_as_a_replay_file_give_a_replay_or_a_coded_error(make_bench, tmp_path):
+    bench = make(make_bench)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.binary(max_size=300) | PAIR_LIKE.map(lambda v: json.dumps(v).encode()),
+           st.sampled_from([".json", ".jsonl"]))
+    def check(content: bytes, suffix: str) -> None:
+        path = tmp_path / f"source{suffix}"
+        path.write_bytes(content)
+        try:
+            bench.replay(path)
+        except ToolbenchError as exc:
+            assert exc.code in REPLAY_CODES, exc
+
+    check()

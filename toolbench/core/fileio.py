@@ -1,4 +1,4 @@
-"""The file-writing primitives every part shares: atomic replace and write-once.
+"""The file primitives every part shares: atomic replace, write-once, and a bounded read.
 
 The only module of `core` that touches the disk; everything else in `core` is pure.
 
@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Final
 
 from .errors import ToolbenchError
 
 _TEMP_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _TEMP_TRIES: Final = 8
 # `.` + stem + `.` + 12 hex digits + `.tmp` must fit the 255 bytes of a file name.
 _STEM_BYTES: Final = 255 - 18
@@ -143,3 +145,39 @@ def write_once(path: Path, text: str | bytes, *, read_only: bool = True) -> None
         if tmp is not None:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+
+
+def read_regular_file(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them.
+
+    Raises OSError, its `strerror` a reason to show: the system's (no such file, permission
+    denied), or that the path is not a regular file (EISDIR, EINVAL naming its kind) or is
+    over `limit` bytes (EFBIG). Never blocks on a FIFO or a device (see the module docstring)."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
+            raise OSError(errno.EINVAL, f"a {_kind(st.st_mode)}, not a regular file", str(path))
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than the {limit:,}-byte limit", str(path))
+        chunks: list[bytes] = []
+        size = 0
+        # the size fstat gives sizes the first read; a file that grows meanwhile meets the cap
+        while chunk := os.read(fd, min(max(st.st_size, 1 << 16), limit + 1 - size, 1 << 24)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise OSError(errno.EFBIG, f"larger than the {limit:,}-byte limit", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file"

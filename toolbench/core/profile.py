@@ -13,17 +13,18 @@ from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, field_validato
 from .chat_settings import ChatSettings, WorldInfoSettings
 from .descriptors import DescriptionOverride
 from .errors import ToolbenchError
-from .fileio import write_atomic
+from .fileio import read_regular_file, write_atomic
 from .ids import ToolId
 from .memory_settings import MemorySettings
 from .naming import NamingStyle
-from .profile_migrate import SCHEMA_VERSION, ProfileMigration, migrate
+from .profile_migrate import SCHEMA_VERSION, ProfileMigration, kind_of, migrate
 from .run_settings import RunSettings
 from .section import FrozenMap, Section, parse
 from .shell_settings import ShellSettings
 from .workspace_settings import WorkspaceSettings
 
 PositiveInt = Annotated[int, Field(ge=1)]
+PROFILE_BYTES = 4 << 20  # a profile file is a few KB; one with every tool's description override, a few hundred
 
 # The upstream default profile ("Default Writer", reference §3.5), plus dice.roll.
 DEFAULT_ALLOW: tuple[str, ...] = (
@@ -137,7 +138,10 @@ class Profile(Section):
     def parse(cls, data: Any, *, source: str = "profile") -> Profile:
         """Migrate (older and upstream forms) and validate a mapping; errors become one
         `agent.profile_invalid` naming each key, an unknown version `agent.profile_schema_unsupported`."""
-        current, notes = migrate(data)
+        try:
+            current, notes = migrate(data)
+        except ToolbenchError as exc:  # name the file, as validation's errors do
+            raise ToolbenchError(exc.code, f"{source}: {exc.message}") from exc
         profile = parse(cls, current, source=source)
         if notes:
             BaseModel.__setattr__(profile, "_migrations", notes)  # set once, before anyone holds it
@@ -149,8 +153,8 @@ class Profile(Section):
         from TauriTavern), migrated as `parse` does; the file is left as it is. Any other suffix
         is read as JSON."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # a regular file of at most PROFILE_BYTES: a FIFO or /dev/zero never blocks or fills memory
+            text = read_regular_file(path, PROFILE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise ToolbenchError("agent.profile_invalid", f"cannot read profile {path}: {reason}") from exc
@@ -163,7 +167,7 @@ class Profile(Section):
         path = Path(path)
         data = _decode(text, path)
         if not isinstance(data, Mapping):  # an empty YAML file is None; a list, a bare value
-            found = "nothing" if data is None else _KINDS.get(type(data), f"a {type(data).__name__}")
+            found = kind_of(data)
             raise ToolbenchError("agent.profile_invalid", f"{path} holds {found}, not a profile: a profile is a "
                                  "mapping of its sections, e.g. {\"name\": ..., \"tools\": {\"allow\": [...]}}")
         return cls.parse(data, source=str(path))
@@ -200,9 +204,6 @@ class Profile(Section):
             base = data[name] if isinstance(data[name], Section) else getattr(self, name)
             data[name] = base.merged(section_changes)
         return parse(type(self), data, source="profile")
-
-
-_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
 def _decode(text: str, path: Path) -> Any:

@@ -20,7 +20,13 @@ Two forms come in:
   and run keys) are dropped, each with a note.
 
 Every change is a `ProfileMigration` note (`code`, `key` in the source document, `message`).
-A newer version than these raises `agent.profile_schema_unsupported`.
+A newer version than these (or one that is not a whole number: `true`, `2.0`, as upstream's
+u32 refuses them) raises `agent.profile_schema_unsupported`.
+
+The documents come from files anyone can write, so every value the migration reads the keys of
+goes through `_section` (an object, or absent / null for none; anything else is
+`agent.profile_invalid` naming its key) and every version through `_version`: no shape makes it
+raise anything but those two codes. The values it only moves are left to validation.
 """
 
 from __future__ import annotations
@@ -65,12 +71,13 @@ def migrate(data: Any) -> tuple[Any, tuple[ProfileMigration, ...]]:
 
 
 def _from_toolbench(data: dict[str, Any], notes: list[ProfileMigration]) -> dict[str, Any]:
-    version = _pop(data, "schemaVersion", 1)
+    raw = _pop(data, "schemaVersion", 1)
+    version = _version(raw)
     if version == SCHEMA_VERSION:
         return data
     if version != 1:
         raise ToolbenchError("agent.profile_schema_unsupported",
-                             f"toolbench profile schemaVersion {version!r} is unsupported (this version reads 1-"
+                             f"toolbench profile schemaVersion {_brief(raw)} is unsupported (this version reads 1-"
                              f"{SCHEMA_VERSION})")
     notes.append(ProfileMigration("agent.profile_migrated", "schemaVersion",
                                   f"toolbench profile without a version (1) read as schema_version {SCHEMA_VERSION}"))
@@ -81,10 +88,11 @@ def _from_toolbench(data: dict[str, Any], notes: list[ProfileMigration]) -> dict
 
 
 def _from_upstream(doc: dict[str, Any], notes: list[ProfileMigration]) -> dict[str, Any]:
-    version = doc.pop("schemaVersion", None)
-    if version not in UPSTREAM_VERSIONS:
+    raw = doc.pop("schemaVersion", None)
+    version = _version(raw)
+    if version is None or version not in UPSTREAM_VERSIONS:
         raise ToolbenchError("agent.profile_schema_unsupported",
-                             f"TauriTavern profile schemaVersion {version!r} is unsupported (this version reads "
+                             f"TauriTavern profile schemaVersion {_brief(raw)} is unsupported (this version reads "
                              f"{UPSTREAM_VERSIONS.start}-{UPSTREAM_VERSIONS.stop - 1})")
     doc.pop("kind")
     note = _noter(notes)
@@ -100,7 +108,7 @@ def _from_upstream(doc: dict[str, Any], notes: list[ProfileMigration]) -> dict[s
     if description is not None:
         out["description"] = description
     run: dict[str, Any] = {}
-    tools = dict(doc.pop("tools", None) or {})
+    tools = _section(doc.pop("tools", None), "tools")
     if "maxRounds" in tools:
         run["max_rounds"] = tools.pop("maxRounds")
         note("agent.profile_key_renamed", "tools.maxRounds", "moved to run.max_rounds")
@@ -114,12 +122,12 @@ def _from_upstream(doc: dict[str, Any], notes: list[ProfileMigration]) -> dict[s
             note("agent.profile_key_renamed", "tools.mcpResultInlineCharLimit",
                  "renamed to externalResultInlineCharLimit")
     out["tools"] = _tool_names(tools, notes, prefix_bare=version < 3)
-    upstream_run = dict(doc.pop("run", None) or {})
+    upstream_run = _section(doc.pop("run", None), "run")
     if "presentation" in upstream_run:
         run["presentation"] = upstream_run.pop("presentation")
     for key in upstream_run:
         note("agent.profile_key_dropped", f"run.{key}", "not used by toolbench")
-    delegation = dict(doc.pop("delegation", None) or {})
+    delegation = _section(doc.pop("delegation", None), "delegation")
     for key, field in (("canDelegate", "can_delegate"), ("canHandoff", "can_handoff")):
         run[field] = delegation.pop(key, False)  # upstream's serde default
     for key in delegation:
@@ -128,9 +136,7 @@ def _from_upstream(doc: dict[str, Any], notes: list[ProfileMigration]) -> dict[s
     workspace = doc.pop("workspace", None)
     if workspace is not None:
         out["workspace"] = workspace
-    skills = doc.get("skills")
-    if isinstance(skills, Mapping):
-        _skill_limits(skills, version, note)
+    _skill_limits(_section(doc.get("skills"), "skills"), version, note)
     for section in _UNMODELLED:
         if section in doc:
             doc.pop(section)
@@ -173,6 +179,32 @@ def _tool_names(tools: dict[str, Any], notes: list[ProfileMigration], *, prefix_
             renamed = {rename(camel, k): v for k, v in value.items()}
             tools[key] = {k: v for k, v in renamed.items() if keep(camel, k)}
     return tools
+
+
+def _section(value: Any, key: str) -> dict[str, Any]:
+    """The section `value` at `key` as a fresh dict (absent or null: empty); any other shape is
+    `agent.profile_invalid` naming the key (the caller prefixes the source)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ToolbenchError("agent.profile_invalid", f"`{key}` must be an object of settings, not {kind_of(value)}")
+    return dict(value)
+
+
+def kind_of(value: Any) -> str:
+    """What a document value is, for a message: "a list", "a string", "nothing" (None)."""
+    kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+    return "nothing" if value is None else kinds.get(type(value), f"a {type(value).__name__}")
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _version(value: Any) -> int | None:
+    """A schemaVersion as a whole number; None when it is not one (absent, `true`, `2.0`, text)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _noter(notes: list[ProfileMigration]) -> Callable[[str, str, str], None]:

@@ -53,9 +53,11 @@ Rules where the issue was silent:
 
 from ..core.naming import mcp_name_changes, plain_mcp_name
 from ._client_side import workspace_roots
+from ._config import read_mcp_json
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._manager import McpManager
 from ._mapping import EMPTY_RESULT
+from ._mcp_json import expanded_values
 from ._requests import ElicitationRequest, ProgressEvent, SamplingRequest
 from ._transport import HttpTransport, InProcessTransport, McpTransport, SdkTransport, StdioTransport, TransportContext
 from ._wire import TraceMessage
@@ -78,7 +80,9 @@ __all__ = [
     "StdioTransport",
     "TraceMessage",
     "TransportContext",
+    "expanded_values",
     "mcp_name_changes",
     "plain_mcp_name",
+    "read_mcp_json",
     "workspace_roots",
 ]

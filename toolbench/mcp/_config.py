@@ -12,6 +12,12 @@ made unique within the manager with `-2`, `-3`, ..., or the `id=` given. Tool id
 without one `command` means stdio and `url` streamable HTTP. `sse` and other types are refused
 (`mcp.config_invalid`). Placeholders are expanded (see `_mcp_json`); Python registrations are
 taken literally.
+
+An `mcp.json` file is read by `read_mcp_json` alone (the loader, `toolbench check`'s smoke
+calls and the command line's masking of expanded values all go through it): a regular file of
+at most `CONFIG_BYTES`, UTF-8 JSON nested at most `CONFIG_DEPTH` levels (a real one has 5; a
+deeper one would overflow the recursive readers after it). Anything else is one
+`mcp.config_invalid` line, never a hang on a FIFO or a RecursionError.
 """
 
 from __future__ import annotations
@@ -27,10 +33,13 @@ from types import MappingProxyType
 from typing import Any, Protocol, TypedDict, Unpack, cast
 
 from ..core.errors import ToolbenchError
+from ..core.fileio import read_regular_file
 from ._mcp_json import ConfigEntry, config_invalid
 from ._transport import HttpTransport, InProcessTransport, McpTransport, StdioTransport
 
 DEFAULT_TIMEOUT = 60.0
+CONFIG_BYTES = 4 << 20  # an mcp.json is a few KB
+CONFIG_DEPTH = 32  # levels of objects and arrays (module docstring)
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
@@ -197,12 +206,8 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any], *, timeout: float | N
     `ToolbenchError("mcp.config_invalid")`."""
     base: Path | None = None
     if isinstance(source, str | Path):
-        path = Path(source)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ToolbenchError("mcp.config_invalid", f"cannot read MCP config {path}: {exc}") from exc
-        base = path.parent
+        data = read_mcp_json(source)
+        base = Path(source).parent
     else:
         data = source
     servers = data.get("mcpServers") if isinstance(data, Mapping) else None
@@ -218,6 +223,42 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any], *, timeout: float | N
     if problems:
         raise ToolbenchError("mcp.config_invalid", "; ".join(problems))
     return entries
+
+
+def read_mcp_json(path: str | Path) -> Any:
+    """The JSON document of the `mcp.json` file at `path`, read as the module docstring says;
+    `mcp.config_invalid` names the file and why it cannot be read."""
+    try:
+        data = read_regular_file(path, CONFIG_BYTES)
+    except OSError as exc:
+        raise _unreadable(path, exc.strerror or str(exc)) from exc
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _unreadable(path, "not UTF-8 text") from exc
+    except RecursionError as exc:  # json.loads recurses per level
+        raise _unreadable(path, f"nested deeper than {CONFIG_DEPTH} levels") from exc
+    except ValueError as exc:
+        raise _unreadable(path, f"not JSON ({exc})") from exc
+    if _deeper_than(document, CONFIG_DEPTH):
+        raise _unreadable(path, f"nested deeper than {CONFIG_DEPTH} levels")
+    return document
+
+
+def _unreadable(path: str | Path, why: str) -> ToolbenchError:
+    return ToolbenchError("mcp.config_invalid", f"cannot read MCP config {path}: {why}")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests lists and objects more than `limit` levels (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def _entry_options(name: str, entry: Any, base: Path | None, default_timeout: float) -> ServerOptions:

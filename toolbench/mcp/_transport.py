@@ -39,7 +39,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ._failures import ConnectFailed
-from ._mcp_json import ConfigEntry, config_invalid, read_env_file
+from ._mcp_json import ConfigEntry, config_invalid
 from ._procs import CappedLog, is_alive, kill_group
 from ._wire import WireMonitor
 
@@ -148,11 +148,11 @@ class StdioTransport(McpTransport):
         wins on a clash."""
         _only(entry, _STDIO_FIELDS, "stdio")
         args, env = entry.value("args"), entry.value("env")
-        env_file = entry.path("envFile")
-        if env_file is not None:
+        variables = entry.env_file()
+        if variables is not None:
             if env is not None and not isinstance(env, Mapping):
                 raise config_invalid("`env` must be an object of strings")
-            env = {**read_env_file(env_file), **(env or {})}
+            env = {**variables, **(env or {})}
         return cls(entry.value("command"), args or (), env, entry.path("cwd"))
 
     def open(self, context: TransportContext) -> Streams:

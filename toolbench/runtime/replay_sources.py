@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolbenchError
+from ..core.fileio import read_regular_file
 from ..core.results import ToolResult
 from ..protocols import decode_response, decode_results, get_provider
 from ..protocols.types import DecodedCall, RecordedResult
@@ -35,6 +36,7 @@ from .run import Run
 if TYPE_CHECKING:
     from .kernel import Kernel
 
+SOURCE_BYTES = 128 << 20  # a recorded session with its bodies; a larger file is refused, not read
 EXPECTED = ("a Run, an Invocation or its id, a list of {\"request\": body, \"response\": body} pairs, or the path "
             "of a JSON or JSONL file of such pairs")
 
@@ -203,16 +205,24 @@ def _decode(protocol: str, response: Any, where: str, seed: str | None) -> tuple
 
 
 def _load(path: Path) -> tuple[list[Any], str | None]:
+    """The pairs of a JSON or JSONL file (and the protocol it names), read through the one
+    bounded reader (`read_regular_file`: a FIFO or a folder is refused at once, a file over
+    `SOURCE_BYTES` too); anything else than UTF-8 JSON of pairs is `replay.source_invalid`."""
+    kind = "JSON lines" if path.suffix == ".jsonl" else "JSON"
     try:
-        text = path.expanduser().read_text(encoding="utf-8")
+        text = read_regular_file(path.expanduser(), SOURCE_BYTES).decode("utf-8")
     except OSError as exc:
         raise _invalid(f"cannot read `{path}` ({exc.strerror or exc}); a replay source is {EXPECTED}") from exc
+    except UnicodeDecodeError as exc:
+        raise _invalid(f"`{path}` is not UTF-8 text; a replay source is {kind} of pairs") from exc
     try:
         if path.suffix == ".jsonl":
             return [json.loads(line) for line in text.splitlines() if line.strip()], None
         value = json.loads(text)
+    except RecursionError as exc:  # json.loads recurses per level
+        raise _invalid(f"`{path}` is nested too deep to be {kind} of pairs") from exc
     except ValueError as exc:
-        raise _invalid(f"`{path}` is not JSON{' lines' if path.suffix == '.jsonl' else ''}: {exc}") from exc
+        raise _invalid(f"`{path}` is not {kind}: {exc}") from exc
     if isinstance(value, Mapping) and isinstance(value.get("pairs"), list):
         named = value.get("protocol")
         return value["pairs"], named if isinstance(named, str) else None
