@@ -23,6 +23,9 @@ from .errors import ToolbenchError
 _TEMP_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _TEMP_TRIES: Final = 8
+# The errnos whose `strerror` read_regular_file writes itself: a reason ("a FIFO, not a regular
+# file"), not the system's words.
+REFUSED: Final = frozenset({errno.ELOOP, errno.EISDIR, errno.EINVAL, errno.EFBIG})
 # `.` + stem + `.` + 12 hex digits + `.tmp` must fit the 255 bytes of a file name.
 _STEM_BYTES: Final = 255 - 18
 
@@ -147,32 +150,52 @@ def write_once(path: Path, text: str | bytes, *, read_only: bool = True) -> None
                 tmp.unlink()
 
 
-def read_regular_file(path: str | Path, limit: int) -> bytes:
+def read_regular_file(path: str | Path, limit: int, *, follow_links: bool = True) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them.
 
     Raises OSError, its `strerror` a reason to show: the system's (no such file, permission
-    denied), or that the path is not a regular file (EISDIR, EINVAL naming its kind) or is
-    over `limit` bytes (EFBIG). Never blocks on a FIFO or a device (see the module docstring)."""
-    fd = os.open(path, _READ_FLAGS)
+    denied), or that the path is not a regular file (EISDIR, EINVAL naming its kind), is a link
+    while `follow_links` is false (ELOOP: a file the runtime keeps, where a planted link must not
+    be followed), or is over `limit` bytes (EFBIG). Never blocks on a FIFO or a device (see the
+    module docstring)."""
+    try:
+        fd = os.open(path, _READ_FLAGS if follow_links else _READ_FLAGS | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise OSError(errno.ELOOP, "a link, which is not followed", str(path)) from None
+        raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
             raise OSError(errno.EINVAL, f"a {_kind(st.st_mode)}, not a regular file", str(path))
-        if st.st_size > limit:
+        data = read_capped(fd, limit, st.st_size) if st.st_size <= limit else None
+        if data is None:
             raise OSError(errno.EFBIG, f"larger than the {limit:,}-byte limit", str(path))
-        chunks: list[bytes] = []
-        size = 0
-        # the size fstat gives sizes the first read; a file that grows meanwhile meets the cap
-        while chunk := os.read(fd, min(max(st.st_size, 1 << 16), limit + 1 - size, 1 << 24)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise OSError(errno.EFBIG, f"larger than the {limit:,}-byte limit", str(path))
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
+
+
+def read_capped(fd: int, limit: int, size_hint: int = 0) -> bytes | None:
+    """The bytes from `fd` to its end, or None once there are more than `limit`.
+
+    `size_hint` (the fstat size) sizes the first read, so a whole file is usually one read: `fd`
+    is a regular file, whose reads come up short only at its end. A file that grows meanwhile
+    meets the cap."""
+    want = min(size_hint, limit) + 1
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := os.read(fd, want):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+        if len(chunk) < want:
+            break
+        want = min(limit + 1 - size, 1 << 20)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _kind(mode: int) -> str:

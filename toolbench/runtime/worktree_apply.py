@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from ..core.fileio import replace_at
+from ..core.fileio import read_capped, replace_at
 from ..tools.workspace import beneath
 from . import git
 
@@ -126,7 +126,7 @@ def read(root: Path, rel: str) -> Version:
                 raise Refused("is a link") from exc
             raise
         try:
-            data = beneath.read_all(fd, MAX_FILE_BYTES, st.st_size)
+            data = read_capped(fd, MAX_FILE_BYTES, st.st_size)
         finally:
             os.close(fd)
     if data is None:

@@ -33,9 +33,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from ..core.errors import ToolError
+from ..core.fileio import REFUSED, read_regular_file
 from ..core.front_matter import FrontMatter, FrontMatterError, parse
 from .base import check_deadline
-from .capped_read import Unreadable, head, read_regular
 from .skills_archive import MAX_INSTALL_BYTES, MAX_INSTALL_FILES
 
 SKILL_FILE: Final = "SKILL.md"
@@ -117,11 +117,11 @@ def load_metadata(skill_dir: Path, display: str) -> FrontMatter:
     """The front matter of `<skill_dir>/SKILL.md` (see `front_matter_of`); skills.file_unreadable
     when the file is missing, a link, not a regular file or over MAX_FILE_BYTES."""
     try:
-        data = read_regular(skill_dir / SKILL_FILE, MAX_FILE_BYTES)
+        data = read_regular_file(skill_dir / SKILL_FILE, MAX_FILE_BYTES, follow_links=False)
     except FileNotFoundError:
         why = "does not exist"
-    except Unreadable as exc:
-        why = exc.reason
+    except OSError as exc:  # a link, not a regular file, too large: strerror says which
+        why = f"is {exc.strerror}" if exc.errno in REFUSED else f"cannot be read ({exc.strerror})"
     else:
         return front_matter_of(data, display)
     raise ToolError("skills.file_unreadable", f"`{display}` {why}; a SKILL.md is a regular file of at most "
@@ -171,9 +171,16 @@ def validate_dir(skill_dir: Path) -> list[str]:
         elif path.is_file():
             if path.name in FORBIDDEN_DOCS:
                 errors.append(f"forbidden documentation file: {rel}")
-            if path.suffix.lower() in (".py", ".sh", ".bash") and head(path, 2) != b"#!":
+            if path.suffix.lower() in (".py", ".sh", ".bash") and not _has_shebang(path):
                 errors.append(f"script file lacks a shebang: {rel}")
     return errors
+
+
+def _has_shebang(path: Path) -> bool:
+    try:
+        return read_regular_file(path, MAX_FILE_BYTES, follow_links=False).startswith(b"#!")
+    except OSError:
+        return False
 
 
 def discover(root: Path) -> list[Path]:

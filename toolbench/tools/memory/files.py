@@ -15,7 +15,7 @@ Front matter is YAML, read and written by `core.front_matter` (no anchors or ali
 depth and size); the file's path gives its identity (scope, slug). Evidence is not in it: it
 heads the body as its own block (`evidence.py`).
 
-Files are read through `read_entry` only: `capped_read.read_regular` (no link followed, a FIFO
+Files are read through `read_entry` only: `fileio.read_regular_file` (no link followed, a FIFO
 or device refused before a byte is read), capped at `Layout.max_file_bytes`. A file refused
 there or by its front matter is a ToolError (memory.file_unreadable, memory.front_matter_invalid)
 naming it as `Layout.display` shows it: workspace-relative, or under `<global memory>/` for a
@@ -33,8 +33,8 @@ from typing import Any, Final
 
 from ...core import front_matter
 from ...core.errors import ToolError
+from ...core.fileio import REFUSED, read_regular_file
 from ...core.memory_settings import MemorySettings
-from ..capped_read import Unreadable, read_regular
 from .evidence import confidence_of, legacy_evidence, split_evidence, with_evidence
 from .rules import TYPES, daily_slug
 
@@ -180,9 +180,12 @@ def read_entry(layout: Layout, scope: str, path: Path, *, archived: bool = False
 
 def _read_text(path: Path, limit: int, shown: str) -> str:
     try:
-        return read_regular(path, limit).decode("utf-8")
-    except Unreadable as exc:
-        raise _unreadable(shown, exc.reason) from None
+        return read_regular_file(path, limit, follow_links=False).decode("utf-8")
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # a link, not a regular file, too large: strerror says which
+        raise _unreadable(shown, f"is {exc.strerror}" if exc.errno in REFUSED else
+                          f"cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError:
         raise _unreadable(shown, "is not UTF-8 text") from None
 

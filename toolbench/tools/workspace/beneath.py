@@ -309,25 +309,6 @@ class NotRegular(Exception):
         self.st = st
 
 
-def read_all(fd: int, limit: int, size_hint: int = 0) -> bytes | None:
-    """The bytes from `fd` to its end, or None once there are more than `limit`.
-
-    `size_hint` (the fstat size) sizes the first read, so a whole file is usually one read:
-    `fd` is a regular file (`open_regular`), whose reads come up short only at its end."""
-    want = min(size_hint, limit) + 1
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := os.read(fd, want):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return None
-        if len(chunk) < want:
-            break
-        want = min(limit + 1 - size, 1 << 20)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
 def lock_folder(dir_fd: int, seconds: float = LOCK_SECONDS, waiting: Callable[[], None] | None = None) -> None:
     """Take an exclusive flock on the folder `dir_fd`; release it with `unlock_folder` (or by
     closing the descriptor). Each writer opens its own descriptor of the folder, so threads

@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from ...core.errors import ToolError
-from ...core.fileio import encode_text, replace_at
+from ...core.fileio import encode_text, read_capped, replace_at
 from ..base import ToolContext, check_deadline
 from . import beneath
 from .paths import Located, Resolved, Workspace, io_error, is_folder, not_regular
@@ -81,7 +81,7 @@ class OpenFile:
         data = None
         if self.st.st_size <= limit:
             try:
-                data = beneath.read_all(self.fd, limit, self.st.st_size)
+                data = read_capped(self.fd, limit, self.st.st_size)
             except OSError as exc:
                 raise io_error(self.res.display, exc) from exc
         if data is None:

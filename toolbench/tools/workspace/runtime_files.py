@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Final
 
 from ...core.errors import ToolbenchError
-from ...core.fileio import replace_at
+from ...core.fileio import read_capped, replace_at
 from . import beneath
 
 _LOG_FLAGS: Final = (os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
@@ -58,7 +58,7 @@ def read_runtime_file(root: Path, relative: str, *, limit: int, tail: bool = Fal
             start = max(0, st.st_size - limit) if tail else 0
             if start:
                 os.lseek(fd, start, os.SEEK_SET)
-            data = beneath.read_all(fd, limit, min(st.st_size, limit))
+            data = read_capped(fd, limit, min(st.st_size, limit))
         except OSError as exc:
             raise _failed(relative, exc, "read") from exc
         finally:

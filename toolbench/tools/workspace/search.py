@@ -26,6 +26,7 @@ from typing import Any, Final
 from ...core.arguments import quote
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
+from ...core.fileio import read_capped
 from ...core.ids import ToolId
 from ...core.results import ToolOutput
 from ..base import BuiltinTool, ToolContext, check_deadline
@@ -178,7 +179,7 @@ def _read(dir_fd: int, name: str, max_bytes: int) -> bytes | None:
     except (OSError, beneath.NotRegular):
         return None
     try:
-        return beneath.read_all(fd, max_bytes, st.st_size) if st.st_size <= max_bytes else None
+        return read_capped(fd, max_bytes, st.st_size) if st.st_size <= max_bytes else None
     except OSError:
         return None
     finally:
