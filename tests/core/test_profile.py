@@ -379,3 +379,23 @@ for path in sys.argv[1:]:
 report(codes)
 """, args=tuple(paths), deadline=30, memory_mb=1024)
     assert seen == ["agent.profile_invalid"] * 5
+
+
+def test_a_yaml_profile_alias_bomb_is_refused_at_once(tmp_path):
+    """A "billion laughs" YAML profile (nine levels of nine aliases) is refused, not expanded. A guard:
+    today no profile field would expand it (pydantic refuses the shape first); the YAML reader now
+    refuses aliases before any field sees them, as it does for skills and memories."""
+    laughs = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+    path = tmp_path / "laughs.yaml"
+    path.write_text(laughs + "tools:\n  deny: *l8\n", encoding="utf-8")
+    code = run_with_deadline("""
+import sys
+from toolbench import Profile, ToolbenchError
+try:
+    Profile.load(sys.argv[1])
+    report("loaded")
+except ToolbenchError as exc:
+    report(exc.code)
+""", args=(str(path),), deadline=10, memory_mb=1024)
+    assert code == "agent.profile_invalid"

@@ -12,6 +12,7 @@ from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, field_validato
 
 from .chat_settings import ChatSettings, WorldInfoSettings
 from .descriptors import DescriptionOverride
+from . import front_matter
 from .errors import ToolbenchError
 from .fileio import read_regular_file, write_atomic
 from .ids import ToolId
@@ -210,13 +211,13 @@ def _decode(text: str, path: Path) -> Any:
     """The document of a profile file, by its suffix; `agent.profile_invalid` names the format."""
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):
-        import yaml  # type: ignore[import-untyped]  # only YAML profiles pay for the import
-
+        # The front-matter reader's YAML: plain values only, no aliases (a "billion laughs" profile),
+        # bounded size, depth and numbers; a profile file may come from a workspace one was handed.
         try:
-            # safe_load builds plain values only (no tags that construct objects)
-            return yaml.safe_load(text)
-        except (yaml.YAMLError, ValueError, RecursionError) as exc:  # a huge int, a 5,000-deep nest
-            raise ToolbenchError("agent.profile_invalid", f"{path} is not valid YAML: {exc}") from exc
+            return front_matter.load(text)
+        except front_matter.FrontMatterError as exc:
+            raise ToolbenchError("agent.profile_invalid", f"{path} is not a YAML profile toolbench reads: "
+                                 f"{exc.reason}") from exc
     kind = "TOML" if suffix == ".toml" else "JSON"
     try:
         return tomllib.loads(text) if kind == "TOML" else json.loads(text)
