@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import AliasChoices, BaseModel, Field, PrivateAttr, field_validator
 
+from . import front_matter
 from .chat_settings import ChatSettings, WorldInfoSettings
 from .descriptors import DescriptionOverride
-from . import front_matter
 from .errors import ToolbenchError
 from .fileio import read_regular_file, write_atomic
 from .ids import ToolId
