@@ -358,3 +358,35 @@ def test_a_link_the_child_made_is_never_followed(repo, tmp_path):
     view = finish(tree)
     assert view["applied"] is False and view["code"] == "agent.apply_refused"
     assert not (repo / "work" / "leak.md").exists()
+
+
+# 5. the repository and the worktree folder are the workspace's own ------------------------------
+
+def test_a_planted_git_file_pointing_at_another_repository_is_no_repository(repo, tmp_path):
+    # `.git` as a file (`gitdir: ...`) or a link would check another repository out for the child.
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    git(secret, "init", "-q")
+    (secret / "plan.txt").write_text("TOP SECRET\n")
+    git(secret, "add", ".")
+    git(secret, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "s")
+    workspace = tmp_path / "planted"
+    workspace.mkdir()
+    (workspace / ".git").write_text(f"gitdir: {secret / '.git'}\n")
+    assert not worktrees.is_repository(workspace)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".git").symlink_to(secret / ".git")
+    assert not worktrees.is_repository(linked)
+    assert worktrees.is_repository(repo)
+
+
+def test_a_worktrees_folder_linked_out_of_the_workspace_is_refused(repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".toolbench").mkdir(exist_ok=True)
+    (repo / ".toolbench" / "worktrees").symlink_to(outside)
+    with pytest.raises(ToolbenchError) as info:
+        make(repo)
+    assert info.value.code == "storage.not_regular_file"  # a link where the folder should be: not followed
+    assert list(outside.iterdir()) == []

@@ -208,8 +208,9 @@ def _provision(svc: AgentsService, entries: Sequence[Mapping[str, Any]]) -> dict
         for tree in made.values():
             with contextlib.suppress(ToolbenchError):
                 worktrees.remove(tree)
+        why = exc.message if isinstance(exc, ToolbenchError) else exc.strerror or type(exc).__name__
         raise ToolError("agent.provision_failed", f"Nothing was started: a worktree could not be made "
-                        f"({exc})") from exc
+                        f"({why})") from exc  # an OSError's text names host paths: its reason only
     return made
 
 def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled: list[str],

@@ -33,6 +33,7 @@ from typing import Any, Final
 from ..core.errors import ToolbenchError
 from ..core.workspace_settings import READ_ONLY_ROOTS, RUNTIME_DIRS
 from ..tools.workspace.patterns import PatternError, compile_glob
+from ..tools.workspace.runtime_files import make_runtime_folder
 from . import git, worktree_apply
 
 IGNORED: Final = frozenset({".DS_Store", "Thumbs.db", "Desktop.ini"})  # never counted as changes (upstream)
@@ -42,7 +43,13 @@ _GLOB_CHARS: Final = frozenset("*?[")
 
 
 def is_repository(path: Path) -> bool:
-    """Whether `path` is the top of a git work tree with a commit (a worktree needs a HEAD)."""
+    """Whether `path` is the top of a git work tree with a commit (a worktree needs a HEAD).
+
+    Its `.git` must be a real folder: a planted `.git` file (`gitdir: /elsewhere`) or link would
+    make git check another repository out where the child reads it."""
+    git_dir = path / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        return False
     try:
         top = git.output(path, "rev-parse", "--show-toplevel").strip()
         git.run(path, "rev-parse", "--verify", "HEAD")
@@ -86,7 +93,8 @@ class Worktree:
 def create(repo: Path, path: Path, **options: Any) -> Worktree:
     """A detached worktree of `repo`'s HEAD at `path` (which must not exist yet)."""
     base = git.output(repo, "rev-parse", "--verify", "HEAD^{commit}").strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # Beneath the workspace: a planted `.toolbench/worktrees` link must not put the child elsewhere.
+    make_runtime_folder(repo, path.parent.relative_to(repo).as_posix())
     # Checked out by a second command run in the worktree: `worktree add` would check out in a
     # child git whose config (an `includeIf "gitdir:"`) can name drivers the repository's does not.
     git.run(repo, "worktree", "add", "--no-checkout", "--detach", str(path), base)
