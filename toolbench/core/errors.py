@@ -236,6 +236,8 @@ CODES: dict[str, str] = {
     "memory.actor_invalid": "a developer passed MemoryStore an actor other than tool, extractor or user",
     "memory.front_matter_invalid": "a memory file's YAML front matter is refused (not YAML, anchors or aliases, "
     "too deep, too large); the file is reported and left out, never rewritten",
+    "memory.folder_outside_workspace": "a memory folder inside the workspace leads out of it through a link; "
+                                        "nothing is read or written there",
     "memory.file_unreadable": "a memory file is a link, FIFO, device or folder, too large, or not UTF-8; it is "
     "reported and left out, never read",
     # todo.write

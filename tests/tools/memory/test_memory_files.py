@@ -61,3 +61,28 @@ def test_a_link_out_of_the_store_is_refused_not_followed(bench, mem, tmp_path):
     assert listing.structured["entries"] == []
     assert [p["code"] for p in listing.structured["problems"]] == ["memory.file_unreadable"]
     assert mem("search", query="secret").structured["matches"] == []
+
+
+def test_a_memory_folder_linked_out_of_the_workspace_is_neither_read_nor_written(bench, mem, tmp_path):
+    # `.toolbench/memory/project` planted as a link to a host folder full of notes.
+    host = tmp_path / "host-notes"
+    host.mkdir()
+    (host / "secret.md").write_text("---\nname: secret\ndescription: Secret\ntype: project\n---\n\nthe secret\n")
+    project = bench.workspace / ".toolbench" / "memory" / "project"
+    project.parent.mkdir(parents=True, exist_ok=True)
+    project.symlink_to(host)
+    listing = mem("list")
+    assert not listing.is_error and listing.structured["entries"] == []
+    assert "the secret" not in listing.content
+    written = mem("write", **note("new-note", scope="project", type="project"))
+    assert written.error_code == "memory.folder_outside_workspace", written.content
+    assert sorted(p.name for p in host.iterdir()) == ["secret.md"]
+
+
+def test_a_memory_store_linked_out_of_the_workspace_is_refused(bench, mem, tmp_path):
+    host = tmp_path / "host-store"
+    host.mkdir()
+    (bench.workspace / ".toolbench").mkdir(exist_ok=True)
+    (bench.workspace / ".toolbench" / "memory").symlink_to(host)
+    assert mem("list").error_code == "memory.folder_outside_workspace"
+    assert list(host.iterdir()) == []

@@ -24,7 +24,9 @@ global folder outside the workspace.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -120,10 +122,24 @@ class Layout:
                 return prefix + path.relative_to(base).as_posix()
         return path.name
 
+    def within(self, folder: Path) -> Path:
+        """`folder`, refused (memory.folder_outside_workspace) when it lies in the workspace by name
+        but a link on its way leads out: a planted `.toolbench/memory/project` link would have
+        the host folder's notes indexed and read, and new notes written there."""
+        if folder.is_relative_to(self.workspace) and not Path(os.path.realpath(folder)).is_relative_to(
+                os.path.realpath(self.workspace)):
+            raise ToolError("memory.folder_outside_workspace", f"`{self.display(folder)}` leads out of the "
+                            "workspace through a link; the memory store does not read or write there.",
+                            structured={"path": self.display(folder)})
+        return folder
+
     def scope_dir(self, scope: str) -> Path:
         return self.global_dir if scope == "global" else self.project_dir
 
     def path_for(self, entry: Entry) -> Path:
+        return self.checked(self._path_for(entry))
+
+    def _path_for(self, entry: Entry) -> Path:
         if entry.is_daily:
             assert entry.date is not None
             daily = self.global_dir / "daily"
@@ -134,7 +150,11 @@ class Layout:
         return self.scope_dir(entry.scope) / f"{entry.slug}.md"
 
     def trash_path(self, entry: Entry, ms: int) -> Path:
-        return self.scope_dir(entry.scope) / ".trash" / f"{entry.slug}.{ms}.md"
+        return self.checked(self.scope_dir(entry.scope) / ".trash" / f"{entry.slug}.{ms}.md")
+
+    def checked(self, path: Path) -> Path:
+        """`path`, its folder checked by `within`."""
+        return self.within(path.parent) / path.name
 
     def scan(self) -> Iterator[tuple[str, Path, bool]]:
         """(scope, path, archived) of every entry file, in a stable order. Every `*.md` name counts,
@@ -142,14 +162,14 @@ class Layout:
         spots = [("project", self.project_dir, False), ("global", self.global_dir, False),
                  ("global", self.global_dir / "user", False), ("global", self.global_dir / "daily", False)]
         for scope, folder, archived in spots:
-            if folder.is_dir():
-                for path in sorted(folder.glob("*.md")):
-                    if path.name != INDEX_FILE:
-                        yield scope, path, archived
+            with contextlib.suppress(ToolError):  # a folder that leads out is left out, the others listed
+                if self.within(folder).is_dir():
+                    yield from ((scope, path, archived) for path in sorted(folder.glob("*.md"))
+                                if path.name != INDEX_FILE)
         archive = self.global_dir / "daily" / ".archive"
-        if archive.is_dir():
-            for path in sorted(archive.glob("*/*.md")):
-                yield "global", path, True
+        with contextlib.suppress(ToolError):
+            if self.within(archive).is_dir():
+                yield from (("global", path, True) for path in sorted(archive.glob("*/*.md")))
 
 
 def _text(value: Any) -> str:
@@ -170,7 +190,8 @@ def read_entry(layout: Layout, scope: str, path: Path, *, archived: bool = False
     or memory.front_matter_invalid for a file that cannot be one (see the module docstring)."""
     shown = layout.display(path)
     try:
-        return parse_entry(scope, path, _read_text(path, layout.max_file_bytes, shown), archived=archived)
+        return parse_entry(scope, path, _read_text(layout.checked(path), layout.max_file_bytes, shown),
+                           archived=archived)
     except front_matter.FrontMatterError as exc:
         raise ToolError("memory.front_matter_invalid", f"`{shown}`: {exc.reason}; the file is left out of the "
                         "memory index and not changed.", structured={"path": shown}) from None

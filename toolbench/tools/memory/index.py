@@ -87,7 +87,7 @@ class MemoryIndex:
         self.workdir_hash = workdir_hash
         self.lock = threading.RLock()
         self.problems: dict[str, dict[str, str]] = {}  # path -> {scope, path (shown), code, message}
-        layout.index_path.parent.mkdir(parents=True, exist_ok=True)
+        layout.checked(layout.index_path).parent.mkdir(parents=True, exist_ok=True)
         self.db = self._connect()
         self.reconcile()
 

@@ -273,7 +273,7 @@ class MemoryStore:
             (self.layout.global_dir / "daily" / ".archive" / f"{day.year:04d}" / f"{day.isoformat()}.md").exists()
 
     def _archive_old_dailies(self) -> None:
-        folder = self.layout.global_dir / "daily"
+        folder = self.layout.within(self.layout.global_dir / "daily")
         if not folder.is_dir():
             return
         cutoff = self.today() - timedelta(days=self.settings.daily_retention_days)
@@ -348,7 +348,7 @@ class MemoryStore:
 
     def _refresh_memory_md(self, scope: str) -> None:
         rows = self.index.headlines(scope, TYPES)
-        write_atomic(self.layout.scope_dir(scope) / INDEX_FILE, render_index(rows), durable=False)
+        write_atomic(self.layout.checked(self.layout.scope_dir(scope) / INDEX_FILE), render_index(rows), durable=False)
 
     def _mutation(self, status: str, entry: Entry, *, evidence: Any, risk: str,
                   mode: str | None = None) -> dict[str, Any]:
