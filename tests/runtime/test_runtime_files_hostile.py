@@ -276,3 +276,32 @@ def test_a_long_cron_log_is_read_from_its_end_and_a_torn_line_skipped(make_bench
     assert not result.is_error, result.content
     ats = [e["at"] for e in result.structured["logs"]]
     assert ats[0] == "t39" and 1 < len(ats) < 40 and ats == [f"t{i}" for i in range(39, 39 - len(ats), -1)]
+
+
+def test_an_mcp_log_folder_linked_out_of_the_workspace_gets_no_log(make_bench, tmp_path: Path) -> None:
+    # `.toolbench/mcp` planted as a link to a host folder: a server's stderr is drained, kept nowhere.
+    import sys
+
+    outside = tmp_path / "host-logs"
+    outside.mkdir()
+    (outside / "demo.stderr.log").write_text("precious\n")
+    (outside / "demo.stderr.log.1").write_text("precious too\n")
+    bench = make_bench(profile=Profile.default())
+    (bench.workspace / ".toolbench").mkdir(exist_ok=True)
+    (bench.workspace / ".toolbench" / "mcp").symlink_to(outside)
+    script = ("import sys; print('noise', file=sys.stderr, flush=True); "
+              "from toolbench.examples.demo_mcp import main; main()")
+    info = bench.mcp.add("demo", command=sys.executable, args=["-c", script], timeout=20)
+    assert info.state == "active"
+    assert info.stderr_tail == ()
+    assert (outside / "demo.stderr.log").read_text() == "precious\n"
+    assert (outside / "demo.stderr.log.1").read_text() == "precious too\n"
+
+
+def test_a_planted_folder_beside_an_mcp_log_does_not_stop_the_server(make_bench) -> None:
+    import sys
+
+    bench = make_bench(profile=Profile.default())
+    (bench.workspace / ".toolbench" / "mcp" / "demo.stderr.log.1").mkdir(parents=True)
+    info = bench.mcp.add("demo", command=sys.executable, args=["-m", "toolbench.examples.demo_mcp"], timeout=20)
+    assert info.state == "active", info.diagnostic

@@ -20,6 +20,7 @@ from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolbenchError, ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
+from ..tools.workspace.runtime_files import make_runtime_folder
 from ._client_side import ClientSide, Handler, Handlers, RootsProvider
 from ._config import ServerFields, ServerOptions, parse_mcp_json
 from ._connection import Connection
@@ -47,11 +48,12 @@ class McpManager:
 
     def __init__(
         self, loop: LoopThread, log_dir: Path | str, *, max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
-        roots: RootsProvider | None = None,
+        roots: RootsProvider | None = None, root: Path | None = None,
     ) -> None:
         self._loop = loop
         self._handlers = Handlers(roots)
         self._log_dir = Path(log_dir)
+        self._root = root  # the workspace the log folder must stay beneath (a planted link out: no logs)
         self._max_response_chars = max_response_chars
         self._entries: dict[str, Entry] = {}  # by registration id, in registration order
         self._permissions: dict[ToolId, Permission] = {}
@@ -110,9 +112,20 @@ class McpManager:
 
     def _register(self, options: ServerOptions) -> Entry:
         spec = options.register(frozenset(self._entries))
-        log_path = self._log_dir / f"{spec.id}.stderr.log" if spec.transport.stderr_log else None
+        log_path = self._log_dir / f"{spec.id}.stderr.log" if spec.transport.stderr_log and self._logs_here() else None
         entry = self._entries[spec.id] = Entry(spec, options.enabled, log_path)
         return entry
+
+    def _logs_here(self) -> bool:
+        """Whether stderr logs may be written to the log folder: it is (made) beneath the root,
+        with no link on its way out; otherwise a server's stderr is drained and kept nowhere."""
+        if self._root is None:
+            return True
+        try:
+            make_runtime_folder(self._root, self._log_dir.relative_to(self._root).as_posix())
+        except (ToolbenchError, ValueError):
+            return False
+        return True
 
     def remove(self, name: str) -> None:
         """Close a server and forget it (and its tool permissions)."""

@@ -75,7 +75,11 @@ def _fresh_log(path: Path) -> BinaryIO | None:
         fd = open_log(path.parent, path.name)
     except ToolbenchError:
         return None
-    os.ftruncate(fd, 0)  # made again between the two steps: still a fresh log
+    try:
+        os.ftruncate(fd, 0)  # made again between the two steps: still a fresh log
+    except OSError:
+        os.close(fd)
+        return None
     return os.fdopen(fd, "wb")
 
 
@@ -90,7 +94,7 @@ class CappedLog:
     def __init__(self, path: Path, max_bytes: int = LOG_MAX_BYTES) -> None:
         self.path = path
         self.max_bytes = max_bytes
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # missing, or a planted folder: the log starts anew either way
             os.unlink(f"{path}.1")
         self._log = _fresh_log(path)  # closed by the copy thread; first, so a failure leaks no pipe
         self._size = 0

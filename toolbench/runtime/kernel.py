@@ -169,8 +169,8 @@ class Kernel:
 
         # Servers are told the workspace folders the profile makes visible (the roots
         # capability), read afresh at each roots/list.
-        return McpManager(self.loop, self.workspace / ".toolbench" / "mcp", roots=lambda: workspace_roots(
-            self.workspace, self._profile.workspace.visible_roots))
+        return McpManager(self.loop, self.workspace / ".toolbench" / "mcp", root=self.workspace,
+                          roots=lambda: workspace_roots(self.workspace, self._profile.workspace.visible_roots))
 
     # lifetime -----------------------------------------------------------------------------
     @property

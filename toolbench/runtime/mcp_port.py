@@ -261,7 +261,8 @@ class McpManagePort:
 
         self.validate(config)
         await self._agree(config, approve)
-        scratch = McpManager(self._kernel.loop, self._kernel.workspace / ".toolbench" / "mcp" / "scratch")
+        scratch = McpManager(self._kernel.loop, self._kernel.workspace / ".toolbench" / "mcp" / "scratch",
+                             root=self._kernel.workspace)
         try:
             with _coded():
                 info = await scratch.aadd(config["id"], **{**_fields(config), "enabled": True})
