@@ -305,3 +305,15 @@ def test_a_planted_folder_beside_an_mcp_log_does_not_stop_the_server(make_bench)
     (bench.workspace / ".toolbench" / "mcp" / "demo.stderr.log.1").mkdir(parents=True)
     info = bench.mcp.add("demo", command=sys.executable, args=["-m", "toolbench.examples.demo_mcp"], timeout=20)
     assert info.state == "active", info.diagnostic
+
+
+def test_a_cron_log_line_nested_past_the_parser_is_skipped(make_bench) -> None:
+    bench = make_bench(profile=Profile.default().edit(allow=["builtin:cron.create", "builtin:cron.list_logs"]))
+    inv = bench.invocation()
+    assert not inv.call("cron_create", {"name": "p", "cron": "0 0 9 * * *", "type": "prompt", "prompt": "p"}).is_error
+    log = bench.workspace / ".toolbench" / "cron" / "logs" / "task-0001.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(json.dumps({"at": "t0", "status": "ok"}) + "\n" + "[" * 100_000 + "\n", encoding="utf-8")
+    result = inv.call("cron_list_logs", {"task_id": "task-0001"})
+    assert not result.is_error, result.content
+    assert [e["at"] for e in result.structured["logs"]] == ["t0"]

@@ -390,3 +390,15 @@ def test_a_worktrees_folder_linked_out_of_the_workspace_is_refused(repo, tmp_pat
         make(repo)
     assert info.value.code == "storage.not_regular_file"  # a link where the folder should be: not followed
     assert list(outside.iterdir()) == []
+
+
+def test_a_git_planted_in_the_workspace_is_not_run_through_a_relative_path_entry(repo, tmp_path, monkeypatch):
+    marker = tmp_path / "pwned"
+    fake = repo / "git"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep + os.environ["PATH"])  # an empty entry: the working folder
+    assert worktrees.is_repository(repo)
+    tree = make(repo)
+    worktrees.remove(tree)
+    assert not marker.exists()

@@ -28,6 +28,7 @@ message for the model names no host path."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Collection
 from pathlib import Path
@@ -45,7 +46,7 @@ _DRIVER_KEYS: Final = {"filter": (("clean", ""), ("smudge", ""), ("process", "")
 
 
 def _env(config: list[tuple[str, str]]) -> dict[str, str]:
-    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": os.devnull, "LC_ALL": "C", "LANG": "C",
+    env = {"PATH": _search_path(), "HOME": os.devnull, "LC_ALL": "C", "LANG": "C",
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
            "GIT_CONFIG_COUNT": str(len(config))}
     for i, (key, value) in enumerate(config):
@@ -53,10 +54,23 @@ def _env(config: list[tuple[str, str]]) -> dict[str, str]:
     return env
 
 
+def _search_path() -> str:
+    """The absolute entries of PATH: an empty or relative one would find a `git` (or a program
+    git runs) planted in the workspace, which is the working folder of every command."""
+    return os.pathsep.join(p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
+
+
+def _program() -> str:
+    found = shutil.which("git", path=_search_path())
+    if found is None:
+        raise ToolbenchError("agent.worktree_failed", "git is not installed (no `git` on the PATH)")
+    return found
+
+
 def _spawn(cwd: Path, args: list[str], config: list[tuple[str, str]], stdin: bytes | None,
            ok: Collection[int]) -> tuple[int, bytes]:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=_env(config),
+        done = subprocess.run([_program(), *args], cwd=cwd, input=stdin, capture_output=True, env=_env(config),
                               timeout=GIT_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
         raise ToolbenchError("agent.worktree_failed", f"git {args[0]} took over {GIT_TIMEOUT:g} s") from exc

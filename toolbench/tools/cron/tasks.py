@@ -211,7 +211,7 @@ def _entry(line: bytes) -> dict[str, Any] | None:
     """A log line's run entry, None for a blank, torn or foreign line."""
     try:
         value = json.loads(line) if line.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON (nor UTF-8), or nested past the parser
         return None
     ok = isinstance(value, dict) and isinstance(value.get("at"), str) and isinstance(value.get("status"), str)
     return value if ok else None
