@@ -399,3 +399,11 @@ except ToolbenchError as exc:
     report(exc.code)
 """, args=(str(path),), deadline=10, memory_mb=1024)
     assert code == "agent.profile_invalid"
+
+
+def test_a_yaml_profile_past_the_front_matter_cap_loads_within_the_files_own(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("tools:\n  toolDescriptions:\n    builtin:dice.roll:\n      description: " + "d" * 300_000 + "\n",
+                    encoding="utf-8")
+    profile = Profile.load(path)
+    assert len(profile.tools.tool_descriptions["builtin:dice.roll"].description) == 300_000

@@ -70,10 +70,11 @@ def parse(text: str) -> FrontMatter:
     return FrontMatter(data if isinstance(data, dict) else {}, body.strip(), True)
 
 
-def load(block: str) -> Any:
-    """The YAML of one front-matter block, with the limits above; FrontMatterError."""
-    if len(block) > MAX_CHARS:
-        raise FrontMatterError(f"the front matter has {len(block)} characters; at most {MAX_CHARS} are read")
+def load(block: str, *, max_chars: int = MAX_CHARS) -> Any:
+    """The YAML of one front-matter block, with the limits above (`max_chars` for a whole YAML
+    document such as a profile, which has a cap of its own); FrontMatterError."""
+    if len(block) > max_chars:
+        raise FrontMatterError(f"the YAML has {len(block)} characters; at most {max_chars} are read")
     import yaml  # type: ignore[import-untyped]  # here, not at the top: `import toolbench` stays free of yaml
 
     loader = _loader(fast="&" not in block and "*" not in block and _shallow(block))(block)

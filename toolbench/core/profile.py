@@ -214,7 +214,7 @@ def _decode(text: str, path: Path) -> Any:
         # The front-matter reader's YAML: plain values only, no aliases (a "billion laughs" profile),
         # bounded size, depth and numbers; a profile file may come from a workspace one was handed.
         try:
-            return front_matter.load(text)
+            return front_matter.load(text, max_chars=PROFILE_BYTES)  # the file's own cap, not front matter's
         except front_matter.FrontMatterError as exc:
             raise ToolbenchError("agent.profile_invalid", f"{path} is not a YAML profile toolbench reads: "
                                  f"{exc.reason}") from exc
