@@ -317,3 +317,20 @@ def test_a_cron_log_line_nested_past_the_parser_is_skipped(make_bench) -> None:
     result = inv.call("cron_list_logs", {"task_id": "task-0001"})
     assert not result.is_error, result.content
     assert [e["at"] for e in result.structured["logs"]] == ["t0"]
+
+
+def test_a_log_that_grows_while_its_tail_is_read_gives_the_tail(tmp_path: Path, monkeypatch) -> None:
+    # fstat saw 10 bytes; 1,000 more were appended before the read: the last `limit` bytes still come.
+    from toolbench.tools.workspace import beneath, runtime_files
+
+    log = tmp_path / "ws" / ".toolbench" / "x.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"a" * 10 + b"b" * 1000)
+    real = beneath.open_regular
+
+    def stale(dir_fd: int, name: str) -> tuple[int, os.stat_result]:
+        fd, st = real(dir_fd, name)
+        return fd, os.stat_result((st.st_mode, 0, 0, 0, 0, 0, 10, 0, 0, 0))
+
+    monkeypatch.setattr(runtime_files.beneath, "open_regular", stale)
+    assert read_runtime_file(tmp_path / "ws", ".toolbench/x.log", limit=64, tail=True) == b"a" * 10 + b"b" * 54

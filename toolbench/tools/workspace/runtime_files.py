@@ -58,7 +58,8 @@ def read_runtime_file(root: Path, relative: str, *, limit: int, tail: bool = Fal
             start = max(0, st.st_size - limit) if tail else 0
             if start:
                 os.lseek(fd, start, os.SEEK_SET)
-            data = read_capped(fd, limit, min(st.st_size, limit))
+            # A log read from its end takes `limit` bytes at most: lines appended meanwhile wait.
+            data = _read_upto(fd, limit) if tail else read_capped(fd, limit, min(st.st_size, limit))
         except OSError as exc:
             raise _failed(relative, exc, "read") from exc
         finally:
@@ -66,6 +67,15 @@ def read_runtime_file(root: Path, relative: str, *, limit: int, tail: bool = Fal
         if data is None:  # it grew past the cap while being read
             raise _too_large(relative, limit)
         return data
+
+
+def _read_upto(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit and (chunk := os.read(fd, min(limit - size, 1 << 20))):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def write_runtime_file(root: Path, relative: str, data: bytes, *, durable: bool = True) -> None:
