@@ -401,3 +401,18 @@ def test_any_bytes_as_a_replay_file_give_a_replay_or_a_coded_error(make_bench, t
             assert exc.code in REPLAY_CODES, exc
 
     check()
+
+
+@pytest.mark.parametrize("body", [
+    {"request": {"messages": True}},  # found by the property above
+    {"request": {"messages": [{"role": "user", "content": 5}]}, "response": {"choices": 7}},
+    {"request": {"contents": "x"}, "response": {"candidates": [{"content": 3}]}},
+    {"request": {"input": 1}, "response": {"output": [5]}},
+])
+def test_a_body_of_a_shape_no_provider_sends_gives_a_replay_or_a_coded_error(make_bench, body):
+    bench = make_bench()
+    try:
+        outcome: object = bench.replay([body])
+    except ToolbenchError as exc:  # anything else (a TypeError from deep inside) fails the test
+        outcome = exc.code
+    assert outcome in ("replay.source_invalid", "replay.protocol_undetected") or hasattr(outcome, "diffs"), outcome

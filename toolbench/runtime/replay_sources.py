@@ -93,9 +93,9 @@ def read_source(kernel: Kernel, source: Any, protocol: str | None = None) -> Rec
         return _from_invocation(live or kernel.reopen(source))
     if isinstance(source, (str, Path)):
         pairs, named = _load(Path(source))
-        return _from_pairs(pairs, protocol or named)
+        return _shaped(pairs, protocol or named)
     if isinstance(source, Sequence) and not isinstance(source, (bytes, bytearray)):
-        return _from_pairs(list(source), protocol)
+        return _shaped(list(source), protocol)
     raise _invalid(f"a replay source is {EXPECTED}, not {type(source).__name__}")
 
 
@@ -130,6 +130,16 @@ def _from_runs(runs: Sequence[Run], invocation_id: str) -> Recording:
                                           CallOutcome.of(result)))
             rounds.append(tuple(calls))
     return Recording(tuple(rounds), invocation_id=invocation_id)
+
+
+def _shaped(pairs: list[Any], protocol: str | None) -> Recording:
+    """`_from_pairs`, with a body of an unexpected shape deep inside (`"messages": true`, a
+    number where a list goes) coded at this boundary: pairs come from logs and files."""
+    try:
+        return _from_pairs(pairs, protocol)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise _invalid(f"a body has a shape its provider never sends ({type(exc).__name__}); "
+                       f"a replay source is {EXPECTED}") from exc
 
 
 def _from_pairs(pairs: list[Any], protocol: str | None) -> Recording:
@@ -184,7 +194,8 @@ def detect_protocol(pair: Mapping[str, Any]) -> str:
     elif "input" in request:
         return "openai-responses"
     else:
-        for message in request.get("messages") or ():
+        messages = request.get("messages")
+        for message in messages if isinstance(messages, list) else ():
             if isinstance(message, Mapping) and message.get("role") == "tool":
                 return "openai"
             blocks = message.get("content") if isinstance(message, Mapping) else None
