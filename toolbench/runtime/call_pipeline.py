@@ -218,7 +218,6 @@ class CallPipeline:
         if source.checks_arguments or ask:  # nobody is asked to approve a call that would be refused anyway
             check_arguments(step.binding.descriptor.input_schema, args)
         builtin = source is self._kernel.builtins
-        request = ApprovalRequest(self._id, step.round, step.call_id, step.call_name, tool_id, args)
         # Read here, in the caller's thread: a nested call waits for no decision past its caller's end.
         deadline = current_deadline()
         ctx = ToolContext(workspace=self._state.root or self._kernel.workspace, profile=self._profile, rng=self._rng(),
@@ -227,10 +226,10 @@ class CallPipeline:
                           cancel=self._cancel, stop=self._stop,
                           mcp=self._mcp_port if builtin else None,
                           tools=self._nested_calls(step) if builtin else None,
-                          approve=partial(self._approve_step, request, deadline) if builtin else None)
+                          approve=partial(self._approve_step, step, deadline) if builtin else None)
         if not ask:
             return source.call(tool_id, args, ctx, blocking=blocking)
-        return self._approved(request, partial(source.call, tool_id, args, ctx, blocking=False), deadline)
+        return self._approved(self._request(step), partial(source.call, tool_id, args, ctx, blocking=False), deadline)
 
     def _nested_calls(self, step: Step) -> NestedCalls | None:
         """The port of `step`'s nested calls: calls of this invocation in its round (bridge.py);
@@ -251,10 +250,15 @@ class CallPipeline:
         output = await asyncio.to_thread(start)
         return await output if inspect.isawaitable(output) else output
 
-    async def _approve_step(self, request: ApprovalRequest, deadline: float | None, action: str, reason: str,
+    async def _approve_step(self, step: Step, deadline: float | None, action: str, reason: str,
                             details: Mapping[str, Any]) -> None:
         """A builtin's `ctx.approve`: one step of its call asks, through the same handler and log."""
-        await self._ask(replace(request, action=action, reason=reason, details=dict(details)), deadline)
+        await self._ask(replace(self._request(step), action=action, reason=reason, details=dict(details)), deadline)
+
+    def _request(self, step: Step) -> ApprovalRequest:
+        """What a person is asked about a call (made only when one is asked: not on the hot path)."""
+        return ApprovalRequest(self._id, step.round, step.call_id, step.call_name, step.binding.tool_id,
+                               step.arguments.value)
 
     async def _ask(self, request: ApprovalRequest, deadline: float | None) -> None:
         """Return once the approval handler said yes; raise the call's ToolError otherwise. The
