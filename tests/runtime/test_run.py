@@ -204,8 +204,9 @@ def test_a_status_is_kept(bench: Workbench) -> None:
     ({"nothing": "here"}, "model.invalid_response"),
     ({"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "refusal": "I can't."},
                    "finish_reason": "stop"}]}, "model.provider_refusal"),
-    ({"choices": [{"index": 0, "message": {"role": "assistant", "content": "cut"}, "finish_reason": "length"}]},
-     "model.output_truncated"),
+    ({"choices": [{"index": 0, "message": {"role": "assistant", "content": "cut", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "dice_roll", "arguments": "{\"form"}}]},
+      "finish_reason": "length"}]}, "model.output_truncated"),
 ])
 def test_a_body_the_run_cannot_use_ends_it_coded(bench: Workbench, body: dict[str, Any], code: str) -> None:
     class Odd(Failing):
@@ -215,6 +216,45 @@ def test_a_body_the_run_cannot_use_ends_it_coded(bench: Workbench, body: dict[st
     run = bench.invocation().run(Odd(RuntimeError()), "go")
     assert run.stop_reason == "provider_error" and run.error is not None and run.error.code == code
     assert run.rounds[0].response == body  # what came is kept
+
+
+@pytest.mark.parametrize("calls", [False, True])
+def test_a_cut_answer_keeps_its_text_and_usage_and_ends_length_only_without_calls(bench: Workbench,
+                                                                                  calls: bool) -> None:
+    message: dict[str, Any] = {"role": "assistant", "content": "two hundred tokens of text"}
+    if calls:
+        message["tool_calls"] = [{"id": "c1", "type": "function", "function": {"name": "dice_roll", "arguments": "{"}}]
+    body = {"choices": [{"index": 0, "message": message, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 200, "total_tokens": 210}}
+
+    class Cut(Failing):
+        async def send(self, sent: dict[str, Any]) -> dict[str, Any]:
+            return body
+
+    inv = bench.invocation()
+    run = inv.run(Cut(RuntimeError()), "go")
+    assert run.rounds[0].text == "two hundred tokens of text" and run.rounds[0].finish == "length"
+    assert run.usage == body["usage"] and run.rounds[0].usage == body["usage"]
+    if calls:  # a call may be cut: nothing runs, the run ends coded
+        assert run.stop_reason == "provider_error" and run.error is not None
+        assert run.error.code == "model.output_truncated" and run.final_text == "" and not inv.records
+    else:
+        assert run.stop_reason == "length" and run.error is None and run.final_text == "two hundred tokens of text"
+    again = inv.runs[-1]  # read back from the log: the same
+    assert (again.stop_reason, again.final_text, again.usage) == (run.stop_reason, run.final_text, run.usage)
+
+
+def test_a_refused_round_keeps_its_usage(bench: Workbench) -> None:
+    body = {"choices": [{"index": 0, "finish_reason": "content_filter", "message": {"role": "assistant",
+            "content": None, "refusal": "no"}}], "usage": {"prompt_tokens": 7, "completion_tokens": 0}}
+
+    class Refused(Failing):
+        async def send(self, sent: dict[str, Any]) -> dict[str, Any]:
+            return body
+
+    run = bench.invocation().run(Refused(RuntimeError()), "go")
+    assert run.error is not None and run.error.code == "model.provider_refusal"
+    assert run.usage == {"prompt_tokens": 7, "completion_tokens": 0}
 
 
 def test_a_model_error_raised_directly_is_kept(bench: Workbench) -> None:

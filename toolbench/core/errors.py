@@ -124,6 +124,11 @@ CODES: dict[str, str] = {
     "model.provider_unreachable": "the provider could not be reached (connection refused or dropped)",
     "model.request_rejected": "the provider rejected the request as invalid (4xx): its message says which part",
     "model.provider_error": "the provider or its SDK failed otherwise (5xx, an unexpected SDK error)",
+    # a streamed answer (inv.run(..., stream=True)): nothing of a cut or broken stream is run
+    "model.stream_interrupted": "the stream ended before its final event (the connection closed mid-answer); "
+                                "no call of that answer ran: run again",
+    "model.stream_stalled": "the stream sent nothing for longer than the idle limit (stream_idle_timeout)",
+    "model.stream_malformed": "a stream event is not JSON or not this provider's event shape",
     "agent.tool_choice_requires_tools": "tool choice required or a specific tool, with no tools advertised",
     "agent.tool_choice_tool_not_advertised": "tool choice names a call name that is not advertised",
     # workspace shell

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._anthropic import Anthropic, read_messages
-from ._base import Model, ModelError, ModelReply, provider_error
+from ._base import Model, ModelError, ModelReply, StreamingModel, assemble, provider_error
 from ._gemini import Gemini, read_generate
 from ._openai import OpenAIChat, OpenAIResponses, read_chat, read_responses
 
@@ -33,4 +33,4 @@ def reader_for(protocol: str) -> Reader:
 
 
 __all__ = ["Anthropic", "Gemini", "Model", "ModelError", "ModelReply", "OpenAIChat", "OpenAIResponses",
-           "provider_error", "reader_for"]
+           "StreamingModel", "assemble", "provider_error", "reader_for"]

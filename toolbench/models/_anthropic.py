@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ._base import ChatShapedAdapter, ModelReply, send_raw, texts, usage_of
+from ..protocols import get_provider
+from ._base import ChatShapedAdapter, ModelError, ModelReply, assemble, sdk_stream, send_raw, texts, to_dict, usage_of
 
 
 def read_messages(body: Mapping[str, Any]) -> ModelReply:
@@ -34,6 +36,16 @@ class Anthropic(ChatShapedAdapter):
         return self.finish(body, tools, tool_choice)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
-        return await send_raw(self.client.messages.with_raw_response.create, **body)
+        try:
+            return await send_raw(self.client.messages.with_raw_response.create, **body)
+        except ModelError as exc:
+            # The SDK refuses, before sending, an unstreamed request that may take over 10
+            # minutes (a large max_tokens); the same answer streamed is accepted.
+            if not (isinstance(exc.__cause__, ValueError) and "Streaming is required" in str(exc.__cause__)):
+                raise
+        return await assemble(self.stream(body), get_provider(self.protocol).stream_assembly())
+
+    def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        return sdk_stream(functools.partial(self.client.messages.create, **body, stream=True), to_dict)
 
     read = staticmethod(read_messages)

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.errors import ToolbenchError
+from ..protocols.types import StreamAssembly, StreamDelta
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +57,22 @@ class Model(Protocol):
         or its SDK reports (authentication, limits, timeouts, a refused request)."""
         ...
 
+    # A model may also stream (`inv.run(..., stream=True)`, see `StreamingModel`):
+    #     def stream(self, body) -> AsyncIterator[dict]: the answer's events as JSON objects
+
     def read(self, body: Mapping[str, Any]) -> ModelReply:
         """The reply's text, usage and finish reason (pure: replays read recorded bodies)."""
         ...
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A `Model` that streams: `stream(body)` sends `body` as a streamed request and yields each
+    event as the JSON object the API sent (its provider's `stream_assembly()` puts them back
+    together). The built-in adapters add their API's streaming fields (`"stream": true`, the
+    usage chunk) themselves."""
+
+    def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]: ...
 
 
 class ChatShapedAdapter:
@@ -91,6 +106,7 @@ class ModelError(ToolbenchError):
     def __init__(self, code: str, message: str, *, status: int | None = None) -> None:
         super().__init__(code, message)
         self.status = status
+        self.partial: dict[str, Any] | None = None  # a cut stream's body as far as it came
 
 
 def provider_error(exc: BaseException) -> ModelError:
@@ -206,3 +222,131 @@ def first(value: Any, *keys: Any) -> Any:
 
 def usage_of(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
+
+
+# A streamed answer ------------------------------------------------------------------------------
+# What the SDKs raise while a stream is read (httpx's errors reach the caller raw from all three):
+# a connection closed mid-body, a read that timed out, a `data:` line that is not JSON.
+_CUT = ("RemoteProtocolError", "ReadError", "StreamError", "IncompleteRead", "ChunkedEncodingError")
+
+
+def stream_error(exc: BaseException) -> ModelError:
+    """The coded error for what an SDK raised after a stream began."""
+    if isinstance(exc, ModelError):
+        return exc
+    names = {k.__name__ for k in type(exc).__mro__}
+    if names & {"JSONDecodeError"}:
+        return ModelError("model.stream_malformed", f"a stream event is not JSON: {exc}")
+    if any("Timeout" in n for n in names):
+        return ModelError("model.stream_stalled", f"the stream sent nothing within the client's timeout "
+                          f"({type(exc).__name__})")
+    if names & set(_CUT) or "Connection" in type(exc).__name__:
+        return ModelError("model.stream_interrupted", f"the stream was cut ({type(exc).__name__}: {exc})")
+    return provider_error(exc)
+
+
+_END = object()
+
+
+async def sdk_stream(open_stream: Callable[[], Any], event: Callable[[Any], Any]) -> AsyncIterator[Any]:
+    """The events of an SDK stream as JSON objects (`event` turns one SDK item into one).
+
+    `open_stream` starts the request (an async client's coroutine, or a sync client's call, run
+    in a worker thread that then reads the stream and hands each event to the loop). A failure
+    before the first event is the SDK's error (`provider_error`); after it, `stream_error`."""
+    started = False
+    try:
+        if inspect.iscoroutinefunction(open_stream):
+            stream = await open_stream()
+            try:
+                async for item in stream:
+                    started = True
+                    yield event(item)
+            finally:
+                close = getattr(stream, "close", None)
+                closed = close() if callable(close) else None
+                if inspect.isawaitable(closed):
+                    await closed
+            return
+        async for item in _threaded(open_stream):
+            started = True
+            yield event(item)
+    except (asyncio.CancelledError, GeneratorExit):
+        raise
+    except Exception as exc:
+        raise (stream_error(exc) if started else provider_error(exc)) from exc
+
+
+async def _threaded(open_stream: Callable[[], Any]) -> AsyncIterator[Any]:
+    """A sync SDK stream read in a worker thread; its items cross to the loop through a queue.
+    When the reader stops early (a stopped run), the stream is closed so the thread ends."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[Any, BaseException | None]] = asyncio.Queue()
+    opened: list[Any] = []
+    stop = False
+
+    def read() -> None:
+        try:
+            stream = open_stream()
+            opened.append(stream)
+            for item in stream:
+                if stop:
+                    break
+                loop.call_soon_threadsafe(queue.put_nowait, (item, None))
+            loop.call_soon_threadsafe(queue.put_nowait, (_END, None))
+        except BaseException as exc:  # handed to the reader, raised there
+            loop.call_soon_threadsafe(queue.put_nowait, (_END, exc))
+
+    worker = loop.run_in_executor(_POOL, read)
+    try:
+        while True:
+            item, error = await queue.get()
+            if error is not None:
+                raise error
+            if item is _END:
+                break
+            yield item
+    finally:
+        stop = True
+        for stream in opened:
+            close = getattr(stream, "close", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    await in_worker(close)
+        if worker.done():
+            worker.result()
+
+
+def to_dict(item: Any) -> Any:
+    """An SDK event object as the JSON object it was sent as (the fields it carried, unknown
+    ones too: the openai and anthropic models keep them)."""
+    dump = getattr(item, "to_dict", None)
+    return dump() if callable(dump) else item
+
+
+async def assemble(events: AsyncIterator[Any], assembly: StreamAssembly, *,
+                   on_delta: Callable[[StreamDelta], Any] | None = None) -> dict[str, Any]:
+    """A streamed answer's body, assembled by its provider's `StreamAssembly`; each event's
+    deltas go to `on_delta`. A stream that ends before its final event, or stalls past the
+    client's timeout, or sends a malformed event raises the coded `ModelError` with the body as far
+    as it came (`partial`), so nothing of it is run."""
+    iterator = aiter(events)
+    try:
+        async for event in iterator:
+            for delta in assembly.feed(event):
+                if on_delta is not None:
+                    on_delta(delta)
+    except ToolbenchError as exc:
+        error = exc if isinstance(exc, ModelError) else ModelError(exc.code, exc.message)
+        error.partial = assembly.body()
+        raise error from exc
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if callable(close):
+            await close()
+    if not assembly.complete:
+        error = ModelError("model.stream_interrupted", "the stream ended before its final event; no call of this "
+                           "answer ran")
+        error.partial = assembly.body()
+        raise error
+    return assembly.body()

@@ -11,10 +11,11 @@ The client's own `http_options` (base URL, timeout, retries, headers) still appl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ._base import ModelError, ModelReply, call_sdk, first, raw_json, usage_of
+from ._base import ModelError, ModelReply, call_sdk, first, raw_json, sdk_stream, usage_of
 
 # generateContent's top-level fields besides contents; every other option is a generationConfig field.
 _TOP_LEVEL = frozenset({"safetySettings", "cachedContent", "labels"})
@@ -23,6 +24,10 @@ _TOP_LEVEL = frozenset({"safetySettings", "cachedContent", "labels"})
 def _camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def _chunk(response: Any) -> dict[str, Any]:
+    return raw_json(getattr(response, "body", None))
 
 
 def read_generate(body: Mapping[str, Any]) -> ModelReply:
@@ -77,6 +82,18 @@ class Gemini:
         if not isinstance(raw, str):
             raise ModelError("model.invalid_response", f"the SDK answered {type(response).__name__} without a body")
         return raw_json(raw)
+
+    def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """The chunks of `:streamGenerateContent?alt=sse` as received. The SDK's
+        `generate_content_stream` refuses raw access to its chunks (and its converters drop the
+        fields it does not model), so this calls the request method that function calls, with
+        the REST body as built: the client's base URL, key, headers, timeout and retries apply."""
+        api = (self.client.aio if self.aio else self.client)._api_client
+        from google.genai import _transformers  # the SDK's own model path: models/..., publishers/...
+
+        path = f"{_transformers.t_model(api, self.model)}:streamGenerateContent?alt=sse"
+        request = api.async_request_streamed if self.aio else api.request_streamed
+        return sdk_stream(functools.partial(request, "post", path, dict(body)), _chunk)
 
     read = staticmethod(read_generate)
 

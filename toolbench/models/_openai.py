@@ -3,10 +3,11 @@ Ollama, vLLM, llama.cpp and other OpenAI-compatible servers serve the Chat Compl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ._base import ChatShapedAdapter, ModelReply, first, send_raw, texts, usage_of
+from ._base import ChatShapedAdapter, ModelReply, first, sdk_stream, send_raw, texts, to_dict, usage_of
 
 
 def read_chat(body: Mapping[str, Any]) -> ModelReply:
@@ -39,6 +40,12 @@ class OpenAIChat(ChatShapedAdapter):
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         return await send_raw(self.client.chat.completions.with_raw_response.create, **body)
 
+    def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """The chunks of a streamed answer; the last one carries the usage (`include_usage`, as
+        the unstreamed answer does), unless the options set `stream_options` themselves."""
+        wire = {"stream_options": {"include_usage": True}, **body, "stream": True}
+        return sdk_stream(functools.partial(self.client.chat.completions.create, **wire), to_dict)
+
     read = staticmethod(read_chat)
 
 
@@ -58,5 +65,8 @@ class OpenAIResponses(ChatShapedAdapter):
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         return await send_raw(self.client.responses.with_raw_response.create, **body)
+
+    def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        return sdk_stream(functools.partial(self.client.responses.create, **body, stream=True), to_dict)
 
     read = staticmethod(read_responses)

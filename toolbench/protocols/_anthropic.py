@@ -31,6 +31,7 @@ from ._shared import (
     replay_object,
     truncated,
 )
+from ._stream_messages import AnthropicStream
 from ._turns import assistant_turn, call_slot, kept_item, without_none
 from .types import DecodedCall, DecodedResponse, Exchange, Problem, RecordedResult, RenderableTool, RenderOptions
 
@@ -132,6 +133,7 @@ class AnthropicProvider(BaseProvider):
 
     name = PROTOCOL
     image_limits = ANTHROPIC_IMAGES
+    stream_assembly = AnthropicStream
 
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         return [render_tool(tool, options) for tool in tools]
@@ -149,7 +151,10 @@ class AnthropicProvider(BaseProvider):
         if stop == "refusal":
             raise _refused(response)
         if stop in TRUNCATED:
-            raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete")
+            content = response.get("content")
+            calls = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use"
+                                                      for b in content)
+            raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete", calls=calls)
         content = response.get("content")
         if not isinstance(content, list):
             raise invalid_response("a Messages response needs a `content` list")

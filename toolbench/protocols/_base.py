@@ -12,14 +12,23 @@ request-wide rule, `_media.crowd`, before encoding).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ._media import ImageLimits, crowd
 from ._shared import check_history, resolve_choice
 from ._turns import check_turns, replay_order
-from .types import AssistantTurn, DecodedResponse, Exchange, Problem, RenderableTool, RenderOptions, Round
+from .types import (
+    AssistantTurn,
+    DecodedResponse,
+    Exchange,
+    Problem,
+    RenderableTool,
+    RenderOptions,
+    Round,
+    StreamAssembly,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,8 @@ class BaseProvider(ABC):
     call_ids_required: ClassVar[bool] = True  # False: the API pairs calls and results by order
     # False: a call id must be unique in its round only (the results answer the message before them)
     call_ids_unique: ClassVar[bool] = True
+    # A new assembly for one streamed answer (`StreamAssembly`); None: the API is not streamed
+    stream_assembly: ClassVar[Callable[[], StreamAssembly] | None] = None
 
     @abstractmethod
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]: ...

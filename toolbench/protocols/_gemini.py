@@ -42,6 +42,7 @@ from ._shared import (
     seed_digest,
     truncated,
 )
+from ._stream_messages import GeminiStream
 from ._turns import assistant_turn, call_slot, kept_item
 from .types import DecodedCall, DecodedResponse, Exchange, Problem, RecordedResult, RenderableTool, RenderOptions
 
@@ -129,6 +130,7 @@ class GeminiProvider(BaseProvider):
     name = PROTOCOL
     call_ids_required = False
     image_limits = GEMINI_IMAGES
+    stream_assembly = GeminiStream
 
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         if not tools:
@@ -160,7 +162,11 @@ class GeminiProvider(BaseProvider):
         if finish in REFUSED:
             raise refusal(f"the response was blocked (finishReason {finish})", detail)
         if finish == "MAX_TOKENS":
-            raise truncated("the output hit the token limit (finishReason MAX_TOKENS); tool calls may be cut")
+            held = candidate.get("content")
+            parts = held.get("parts") if isinstance(held, dict) else None
+            calls = isinstance(parts, list) and any(isinstance(p, dict) and "functionCall" in p for p in parts)
+            raise truncated("the output hit the token limit (finishReason MAX_TOKENS); tool calls may be cut",
+                            calls=calls)
         if finish in BAD_CALL:
             raise invalid_call(f"Gemini could not produce a valid call (finishReason {finish}) {detail}".rstrip())
         content = candidate.get("content") or {}

@@ -13,9 +13,9 @@ fields (such as that endpoint's `extra_content`), to send back as they came.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ..core.arguments import MISSING
 from ._base import TurnPart
@@ -34,8 +34,9 @@ from ._shared import (
     seed_digest,
     truncated,
 )
+from ._stream_openai import ChatStream
 from ._turns import assistant_turn, call_slot, without_none
-from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions
+from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions, StreamAssembly
 
 SYNTHETIC_ID_PREFIX: Final = "tb-openai-"
 CALL_FIELDS: Final = frozenset({"id", "type", "function", "index"})  # rebuilt, or only for streaming
@@ -62,6 +63,7 @@ class ChatCompletionsProvider(OpenAIRules):
     # Each `tool` message answers the assistant message before it, and compatible servers
     # (some local ones number the calls of every answer from call_0) repeat ids across rounds.
     call_ids_unique = False
+    stream_assembly: ClassVar[Callable[[], StreamAssembly]] = ChatStream
 
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         return [render_tool(tool, options.strict) for tool in tools]
@@ -78,7 +80,8 @@ class ChatCompletionsProvider(OpenAIRules):
         if message.get("refusal") or finish == "content_filter":
             raise refusal(f"the model refused (finish_reason {finish!r})", message.get("refusal"))
         if finish == "length":
-            raise truncated("the output hit the token limit (finish_reason 'length'); tool calls may be cut")
+            raise truncated("the output hit the token limit (finish_reason 'length'); tool calls may be cut",
+                            calls=bool(message.get("tool_calls")))
         tool_calls = message.get("tool_calls") or []
         if not isinstance(tool_calls, list):
             raise invalid_call("`tool_calls` is not a list")

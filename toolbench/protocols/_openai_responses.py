@@ -11,9 +11,9 @@ back with the calls that followed them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ..core.arguments import MISSING
 from ._base import TurnPart
@@ -31,8 +31,9 @@ from ._shared import (
     replay_object,
     truncated,
 )
+from ._stream_openai import ResponsesStream
 from ._turns import assistant_turn, call_slot, kept_item, without_none
-from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions
+from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions, StreamAssembly
 
 CALL_FIELDS: Final = frozenset({"type", "call_id", "name", "arguments"})  # what encode rebuilds from the record
 
@@ -66,6 +67,7 @@ class ResponsesProvider(OpenAIRules):
     OpenAI's unless given (`ImageLimits()`: none)."""
 
     image_limits: ImageLimits | None = RESPONSES_IMAGES
+    stream_assembly: ClassVar[Callable[[], StreamAssembly]] = ResponsesStream
 
     def render_list(self, tools: Sequence[RenderableTool], options: RenderOptions) -> list[dict[str, Any]]:
         return [render_tool(tool, options.strict) for tool in tools]
@@ -83,7 +85,11 @@ class ResponsesProvider(OpenAIRules):
             reason = details.get("reason") if isinstance(details, dict) else None
             if reason == "content_filter":
                 raise refusal("the response was stopped by the content filter", _refused(response.get("output")))
-            raise truncated(f"the response is incomplete ({reason or 'no reason given'}); tool calls may be cut")
+            output = response.get("output")
+            calls = isinstance(output, list) and any(isinstance(i, dict) and i.get("type") == "function_call"
+                                                     for i in output)
+            raise truncated(f"the response is incomplete ({reason or 'no reason given'}); tool calls may be cut",
+                            calls=calls)
         output = response.get("output")
         if not isinstance(output, list):
             raise invalid_response("a Responses response needs an `output` list")

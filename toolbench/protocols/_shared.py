@@ -281,8 +281,17 @@ def refusal(what: str, explanation: Any = None) -> ToolbenchError:
     return ToolbenchError("model.provider_refusal", f'{what}: "{quote(why)}"' if why else what)
 
 
-def truncated(message: str) -> ToolbenchError:
-    return ToolbenchError("model.output_truncated", message)
+class OutputTruncated(ToolbenchError):
+    """`model.output_truncated`; `calls` says whether the cut body holds any call (a run ends
+    a cut answer without calls as `length`, its text kept, and one with calls as an error)."""
+
+    def __init__(self, message: str, *, calls: bool) -> None:
+        super().__init__("model.output_truncated", message)
+        self.calls = calls
+
+
+def truncated(message: str, *, calls: bool) -> OutputTruncated:
+    return OutputTruncated(message, calls=calls)
 
 
 def get_dict(container: Mapping[str, Any], key: str, what: str) -> dict[str, Any]:

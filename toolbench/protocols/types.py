@@ -164,6 +164,35 @@ class DecodedResponse:
     assistant: AssistantTurn | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class StreamDelta:
+    """What one stream event added, for a live view: `kind` "text" (answer text), "thinking"
+    (reasoning text), or "call" (a tool call: its first delta has `name` and, where the API
+    sends one, `call_id`; `text` is a fragment of its arguments). `index` tells calls apart."""
+
+    kind: Literal["text", "thinking", "call"]
+    text: str = ""
+    index: int | None = None
+    name: str | None = None
+    call_id: str | None = None
+
+
+class StreamAssembly(Protocol):
+    """A streamed answer put back together, event by event (a provider's `stream_assembly()`).
+
+    `feed` takes one event's JSON object as the API sent it (named events carry their name in
+    `type`, as every built-in API does) and returns what it added; a malformed event raises
+    `ToolbenchError("model.stream_malformed")`. `complete` is True once the final event came;
+    `body()` is the response body as the non-streamed API would have sent it (partial before)."""
+
+    def feed(self, event: Any) -> list[StreamDelta]: ...
+
+    @property
+    def complete(self) -> bool: ...
+
+    def body(self) -> dict[str, Any]: ...
+
+
 @runtime_checkable
 class Provider(Protocol):
     """What a provider's API takes and sends, as six pure functions under one `name`.
@@ -221,5 +250,7 @@ __all__ = [
     "RenderableTool",
     "ResultView",
     "Round",
+    "StreamAssembly",
+    "StreamDelta",
     "ToolDescriptorLike",
 ]

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     import pandas
 
     from ..models import Model
-    from ..protocols.types import AssistantTurn, Provider
+    from ..protocols.types import AssistantTurn, Provider, StreamDelta
     from .kernel import Kernel
     from .run import Run, RunRound
 
@@ -210,23 +210,29 @@ class Invocation:
 
     # a model in the loop (runtime/run.py) ---------------------------------------------------
     def run(self, model: Model, prompt: str, *, system: str | None = None, max_rounds: int | None = None,
-            contract: TurnContract | None = None, on_round: Callable[[Run, RunRound], Any] | None = None) -> Run:
+            contract: TurnContract | None = None, on_round: Callable[[Run, RunRound], Any] | None = None,
+            stream: bool = False, on_delta: Callable[[Run, StreamDelta], Any] | None = None) -> Run:
         """Let `model` (a `toolbench.models` adapter) drive this invocation from `prompt`: each
         answer's calls run as one round, their results go back, until the model answers without
         calls, a completion tool ends the task, `max_rounds` (default `profile.run.max_rounds`)
         or the call budget runs out, or the provider errs (`Run.error`; never raised).
-        `on_round(run, round)` is called after each round, on the bench loop's thread."""
+        `on_round(run, round)` is called after each round, on the bench loop's thread.
+        `stream=True` streams each answer (the SDK's streaming API) and `on_delta(run, delta)`
+        sees its text and call arguments as they arrive (`StreamDelta`); the calls run once the
+        answer is complete, and a cut or broken stream ends the run with a `model.stream_*` code,
+        none of its calls run."""
         return self._kernel.loop.run(self.arun(model, prompt, system=system, max_rounds=max_rounds,
-                                               contract=contract, on_round=on_round))
+                                               contract=contract, on_round=on_round, stream=stream,
+                                               on_delta=on_delta))
 
     async def arun(self, model: Model, prompt: str, *, system: str | None = None, max_rounds: int | None = None,
-                   contract: TurnContract | None = None,
-                   on_round: Callable[[Run, RunRound], Any] | None = None) -> Run:
+                   contract: TurnContract | None = None, on_round: Callable[[Run, RunRound], Any] | None = None,
+                   stream: bool = False, on_delta: Callable[[Run, StreamDelta], Any] | None = None) -> Run:
         from .run import run_model
 
         self._check_open()
         return await run_model(self, self._log, model, prompt, system=system, max_rounds=max_rounds,
-                               contract=contract, on_round=on_round)
+                               contract=contract, on_round=on_round, stream=stream, on_delta=on_delta)
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Start a coroutine (`arun`, `aturn`, ...) on the bench loop, where this invocation's

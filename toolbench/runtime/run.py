@@ -11,6 +11,7 @@ that is not the provider's shape) ends the run with `stop_reason="provider_error
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import threading
 import time
@@ -22,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult
 from ..core.turn import TurnContract
-from ..models import Model, provider_error
+from ..models import Model, ModelError, StreamingModel, assemble, provider_error
+from ..protocols import get_provider
+from ..protocols.types import StreamDelta
 
 if TYPE_CHECKING:
     import pandas
@@ -33,9 +36,10 @@ if TYPE_CHECKING:
 # Why a run ended (api.md): the model answered without calls; a completion tool ended the task;
 # the rounds or the call budget ran out; the provider erred; the invocation is blocked (an
 # outcome is unknown); the user stopped it; the run raised (not for what a provider sends: for a
-# storage failure, a closed bench, a bug; `Run.error` names it in the log).
+# storage failure, a closed bench, a bug; `Run.error` names it in the log); the answer hit the
+# token limit with no call in it (`length`: its text is the final text, its usage kept).
 STOP_REASONS = ("final", "completion_tool", "max_rounds", "budget", "provider_error", "blocked", "stopped",
-                "error")
+                "error", "length")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +140,12 @@ class Run:
 
 async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, system: str | None = None,
                     max_rounds: int | None = None, contract: TurnContract | None = None,
-                    on_round: Callable[[Run, RunRound], Any] | None = None) -> Run:
-    """The loop of `inv.arun` (see the module docstring); `log` is the invocation's run log."""
+                    on_round: Callable[[Run, RunRound], Any] | None = None, stream: bool = False,
+                    on_delta: Callable[[Run, StreamDelta], Any] | None = None) -> Run:
+    """The loop of `inv.arun` (see the module docstring); `log` is the invocation's run log.
+    `stream=True` sends each round streamed (`StreamingModel.stream`) and puts the answer back
+    together with its provider's `stream_assembly()`; `on_delta(run, delta)` sees each piece of
+    text and call arguments as it arrives. A round's calls run once its answer is complete."""
     if not isinstance(model, Model):
         raise ToolbenchError("bench.misuse", f"a run needs a toolbench.models adapter (or a Model), not "
                              f"{type(model).__name__}")
@@ -147,18 +155,23 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
     if type(limit) is not int or limit < 1:
         raise ToolbenchError("bench.misuse", f"max_rounds is a positive int, not {limit!r}")
     protocol = model.protocol
+    if stream and not (isinstance(model, StreamingModel) and getattr(get_provider(protocol), "stream_assembly", None)):
+        raise ToolbenchError("bench.misuse", f"{model!r} cannot stream: a streamed run needs a model with "
+                             f"`stream(body)` and a provider ({protocol}) with `stream_assembly`")
     tools = inv.snapshot.render(protocol, contract=contract)
     choice = None if contract is None else inv.snapshot.tool_choice(protocol, contract)
     if contract is not None and choice is None:
         tools = []  # none/auto with no tools: neither tools nor a choice go out
     run = Run(_next_id(inv, log), protocol, model.model, prompt, system)
     log.append({"run": run.id, "start": {"protocol": protocol, "model": model.model, "prompt": prompt,
-                                         "system": system}})
+                                         "system": system, **({"stream": True} if stream else {})}})
     opening = [model.user_message(prompt)]
     ran: list[int] = []  # the invocation rounds this run's calls ran as
     try:
         for index in range(1, limit + 1):
-            done = await _round(inv, log, run, model, index, opening, ran, tools, choice, system, contract)
+            deltas = None if on_delta is None else functools.partial(on_delta, run)
+            done = await _round(inv, log, run, model, index, opening, ran, tools, choice, system, contract,
+                                stream, deltas)
             if on_round is not None:
                 on_round(run, run.rounds[-1])
             if done:
@@ -196,7 +209,7 @@ def _next_id(inv: Invocation, log: RunLog) -> str:
 
 async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: int, opening: list[dict[str, Any]],
                  ran: list[int], tools: Sequence[Mapping[str, Any]], choice: Any, system: str | None,
-                 contract: TurnContract | None) -> bool:
+                 contract: TurnContract | None, stream: bool, on_delta: Callable[[StreamDelta], Any] | None) -> bool:
     """One request and its calls; True when the run ends here."""
     messages = opening + inv.transcript(model.protocol, rounds=ran)
     body = model.request(system=system, messages=messages, tools=tools, tool_choice=choice)
@@ -204,7 +217,14 @@ async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: in
     response: dict[str, Any] | None = None
     try:
         try:
-            response = await model.send(body)
+            if stream:
+                assembly = get_provider(model.protocol).stream_assembly()
+                response = await assemble(model.stream(body), assembly, on_delta=on_delta)  # type: ignore[attr-defined]
+            else:
+                response = await model.send(body)
+        except ModelError as exc:
+            response = exc.partial  # a cut stream's answer, kept for the log; none of it runs
+            raise
         except (ToolbenchError, asyncio.CancelledError):
             raise
         except Exception as exc:  # a Model of the user's own that lets its client's errors out
@@ -214,8 +234,16 @@ async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: in
     except ToolbenchError as exc:  # the SDK's errors (ModelError), and decode's model.* codes
         if not exc.code.startswith("model."):
             raise
+        # What the answer held is kept on every round that has one: a refused or cut answer's
+        # usage is billed all the same.
+        said = model.read(response) if isinstance(response, dict) else None
+        text, usage, finish = (said.text, said.usage, said.finish) if said else ("", {}, None)
+        if exc.code == "model.output_truncated" and getattr(exc, "calls", True) is False:  # no call was cut
+            _append(log, run, RunRound(index, body, response, (), None, text, usage, finish, elapsed_ms=_ms(started)))
+            run.stop_reason, run.final_text = "length", text
+            return True
         error = RunError(exc.code, exc.message, index, getattr(exc, "status", None))
-        _append(log, run, RunRound(index, body, response, error=error, elapsed_ms=_ms(started)))
+        _append(log, run, RunRound(index, body, response, (), None, text, usage, finish, error, _ms(started)))
         run.stop_reason, run.error = "provider_error", error
         return True
     calls = _calls_of(inv, results)
