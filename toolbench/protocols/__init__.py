@@ -20,6 +20,8 @@ and any provider a user adds. Each function takes a name or a `Provider` object:
     ChatCompletionsProvider("mistral", ...) an OpenAI-shaped API with its own name rules
     ResponsesProvider(...), BaseProvider    the Responses shape; a base for a new shape
     ImageLimits(max_side=..., ...)          what an API refuses of an image (`image_limits`)
+    provider.stream_assembly()              a streamed answer put back together (`StreamAssembly`,
+                                            each event's `StreamDelta`s)
 
 No I/O happens here; the runtime wires these into snapshots and transcripts.
 """
@@ -59,6 +61,8 @@ from .types import (
     RenderOptions,
     ResultView,
     Round,
+    StreamAssembly,
+    StreamDelta,
     ToolDescriptorLike,
 )
 
@@ -83,6 +87,8 @@ __all__ = [
     "ResponsesProvider",
     "ResultView",
     "Round",
+    "StreamAssembly",
+    "StreamDelta",
     "ToolDescriptorLike",
     "ToolListDiff",
     "TurnPart",

@@ -58,7 +58,7 @@ class AnthropicStream:
                 raise malformed("`content_block_start` has no `content_block`")
             content.append(_copy(block))
             if block.get("type") in _TOOL_BLOCKS:
-                return [StreamDelta("call", "", len(content) - 1, block.get("name"), block.get("id"))]
+                return [StreamDelta("arguments", "", len(content) - 1, block.get("name"), block.get("id"))]
             return []
         if kind in ("content_block_delta", "content_block_stop"):
             at = event.get("index")
@@ -91,7 +91,7 @@ class AnthropicStream:
         if kind == "input_json_delta" and block.get("type") in _TOOL_BLOCKS:
             fragment = str(delta.get("partial_json") or "")
             self._json[at] = self._json.get(at, "") + fragment
-            return [StreamDelta("call", fragment, at)]
+            return [StreamDelta("arguments", fragment, at, call_id=block.get("id"))]
         if kind == "citations_delta" and block.get("type") == "text":
             block.setdefault("citations", None)
             block["citations"] = [*(block["citations"] or []), _copy(delta.get("citation"))]
@@ -176,7 +176,7 @@ class GeminiStream:
         call = part.get("functionCall")
         if isinstance(call, Mapping):
             self._calls += 1
-            return [StreamDelta("call", json.dumps(call.get("args", {}), ensure_ascii=False), self._calls - 1,
+            return [StreamDelta("arguments", json.dumps(call.get("args", {}), ensure_ascii=False), self._calls - 1,
                                 call.get("name"), call.get("id"))]
         return []
 

@@ -92,7 +92,7 @@ class ChatStream:
     def __init__(self) -> None:
         self._body: dict[str, Any] | None = None
         self._choices: dict[int, dict[str, Any]] = {}
-        self._calls: set[tuple[int, int]] = set()
+        self._calls: dict[Any, Any] = {}  # a call's index: its id (later deltas carry only the index)
         self.complete = False
 
     def feed(self, event: Any) -> list[StreamDelta]:
@@ -153,11 +153,12 @@ class ChatStream:
                 continue
             function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
             index = call.get("index")
-            first = (at, index) not in self._calls
-            self._calls.add((at, index))
+            first = index not in self._calls
+            if first or call.get("id"):
+                self._calls[index] = call.get("id")
             fragment = function.get("arguments")
-            out.append(StreamDelta("call", fragment if isinstance(fragment, str) else "", index,
-                                   function.get("name") if first else None, call.get("id") if first else None))
+            out.append(StreamDelta("arguments", fragment if isinstance(fragment, str) else "", index,
+                                   function.get("name") if first else None, self._calls[index]))
         return out
 
     def body(self) -> dict[str, Any]:
@@ -202,7 +203,7 @@ class ResponsesStream:
             first = at not in self._items
             self._items[at] = _copy(item)
             if first and item.get("type") == "function_call":
-                return [StreamDelta("call", "", at, item.get("name"), item.get("call_id"))]
+                return [StreamDelta("arguments", "", at, item.get("name"), item.get("call_id"))]
             return []
         delta = event.get("delta")
         if not isinstance(delta, str):
@@ -215,7 +216,7 @@ class ResponsesStream:
             item = self._items.get(at) if isinstance(at, int) else None
             if item is not None:
                 item["arguments"] = str(item.get("arguments") or "") + delta
-            return [StreamDelta("call", delta, at)]
+            return [StreamDelta("arguments", delta, at, call_id=item.get("call_id") if item else None)]
         return []
 
     def body(self) -> dict[str, Any]:

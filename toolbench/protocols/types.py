@@ -167,14 +167,16 @@ class DecodedResponse:
 @dataclass(frozen=True, slots=True)
 class StreamDelta:
     """What one stream event added, for a live view: `kind` "text" (answer text), "thinking"
-    (reasoning text), or "call" (a tool call: its first delta has `name` and, where the API
-    sends one, `call_id`; `text` is a fragment of its arguments). `index` tells calls apart."""
+    (reasoning text), or "arguments" (a tool call's: `text` is a fragment of its arguments, the
+    call's first delta has its `name`, `call_id` is the id the API gave it, None when it gives
+    none). `index` tells the calls of an answer apart; `round` is the run round (0 outside a run)."""
 
-    kind: Literal["text", "thinking", "call"]
+    kind: Literal["text", "thinking", "arguments"]
     text: str = ""
     index: int | None = None
     name: str | None = None
     call_id: str | None = None
+    round: int = 0
 
 
 class StreamAssembly(Protocol):

@@ -211,13 +211,13 @@ class Invocation:
     # a model in the loop (runtime/run.py) ---------------------------------------------------
     def run(self, model: Model, prompt: str, *, system: str | None = None, max_rounds: int | None = None,
             contract: TurnContract | None = None, on_round: Callable[[Run, RunRound], Any] | None = None,
-            stream: bool = False, on_delta: Callable[[Run, StreamDelta], Any] | None = None) -> Run:
+            stream: bool = False, on_delta: Callable[[StreamDelta], Any] | None = None) -> Run:
         """Let `model` (a `toolbench.models` adapter) drive this invocation from `prompt`: each
         answer's calls run as one round, their results go back, until the model answers without
         calls, a completion tool ends the task, `max_rounds` (default `profile.run.max_rounds`)
         or the call budget runs out, or the provider errs (`Run.error`; never raised).
         `on_round(run, round)` is called after each round, on the bench loop's thread.
-        `stream=True` streams each answer (the SDK's streaming API) and `on_delta(run, delta)`
+        `stream=True` streams each answer (the SDK's streaming API) and `on_delta(delta)`
         sees its text and call arguments as they arrive (`StreamDelta`); the calls run once the
         answer is complete, and a cut or broken stream ends the run with a `model.stream_*` code,
         none of its calls run."""
@@ -227,7 +227,7 @@ class Invocation:
 
     async def arun(self, model: Model, prompt: str, *, system: str | None = None, max_rounds: int | None = None,
                    contract: TurnContract | None = None, on_round: Callable[[Run, RunRound], Any] | None = None,
-                   stream: bool = False, on_delta: Callable[[Run, StreamDelta], Any] | None = None) -> Run:
+                   stream: bool = False, on_delta: Callable[[StreamDelta], Any] | None = None) -> Run:
         from .run import run_model
 
         self._check_open()

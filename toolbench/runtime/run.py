@@ -11,6 +11,7 @@ that is not the provider's shape) ends the run with `stop_reason="provider_error
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import itertools
 import threading
@@ -141,11 +142,12 @@ class Run:
 async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, system: str | None = None,
                     max_rounds: int | None = None, contract: TurnContract | None = None,
                     on_round: Callable[[Run, RunRound], Any] | None = None, stream: bool = False,
-                    on_delta: Callable[[Run, StreamDelta], Any] | None = None) -> Run:
+                    on_delta: Callable[[StreamDelta], Any] | None = None) -> Run:
     """The loop of `inv.arun` (see the module docstring); `log` is the invocation's run log.
     `stream=True` sends each round streamed (`StreamingModel.stream`) and puts the answer back
-    together with its provider's `stream_assembly()`; `on_delta(run, delta)` sees each piece of
-    text and call arguments as it arrives. A round's calls run once its answer is complete."""
+    together with its provider's `stream_assembly()`; `on_delta(delta)` sees each piece of text
+    and call arguments as it arrives (`StreamDelta`, with its run round). A round's calls run
+    once its answer is complete."""
     if not isinstance(model, Model):
         raise ToolbenchError("bench.misuse", f"a run needs a toolbench.models adapter (or a Model), not "
                              f"{type(model).__name__}")
@@ -169,7 +171,7 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
     ran: list[int] = []  # the invocation rounds this run's calls ran as
     try:
         for index in range(1, limit + 1):
-            deltas = None if on_delta is None else functools.partial(on_delta, run)
+            deltas = None if on_delta is None else functools.partial(_delta, on_delta, index)
             done = await _round(inv, log, run, model, index, opening, ran, tools, choice, system, contract,
                                 stream, deltas)
             if on_round is not None:
@@ -265,6 +267,10 @@ async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: in
     else:
         return False
     return True
+
+
+def _delta(on_delta: Callable[[StreamDelta], Any], index: int, delta: StreamDelta) -> None:
+    on_delta(dataclasses.replace(delta, round=index))
 
 
 def _append(log: RunLog, run: Run, r: RunRound) -> None:
