@@ -6,8 +6,8 @@ Chat Completions follows the openai SDK's own accumulator (`openai.lib.streaming
 indexed entries merged by `index`, `index` and `type` replaced), so a vendor field such as
 DeepSeek's `reasoning_content` is assembled like `content`, with no list of names; `obfuscation`
 is dropped and chunks of another `object` (Azure's asynchronous filter events) are skipped, as
-the SDK does. The stream is complete at a choice's `finish_reason`; the usage chunk that may
-follow is kept. Tool calls lose the `index` only streaming needs, so the body is the
+the SDK does. The stream is complete at a choice's `finish_reason` (or the `[DONE]` sentinel,
+which a recorded stream holds and an SDK consumes); the usage chunk that may follow is kept. Tool calls lose the `index` only streaming needs, so the body is the
 unstreamed one. Responses needs no assembly: `response.completed` (or `.incomplete`,
 `.failed`) carries the whole response; before it the body is the output items seen so far.
 """
@@ -96,7 +96,12 @@ class ChatStream:
         self.complete = False
 
     def feed(self, event: Any) -> list[StreamDelta]:
+        if event == "[DONE]":  # the sentinel a recorded stream ends with (an SDK consumes it)
+            self.complete = True
+            return []
         chunk = event_object(event)
+        if chunk.get("error") is not None:  # an error event (Groq's), as the SDK raises it
+            raise ToolbenchError("model.provider_error", f"the stream reported an error: {json.dumps(chunk)[:300]}")
         if chunk.get("object", "chat.completion.chunk") != "chat.completion.chunk":
             return []  # Azure's asynchronous content-filter events, skipped as the SDK skips them
         choices = chunk.get("choices")
