@@ -15,7 +15,26 @@ next answer of the script: a response body (a dict, answered 200) or an `Answer`
 `LocalProvider.error(...)`, `.hang_up()` (the connection closes without an answer) or
 `.stall()` (no answer until the provider closes: a client's timeout fires first). A request past
 the end of the script is answered 500 with a body that says so, so a test never hangs on it.
-`.requests` records each request (method, path, headers, parsed JSON body).
+`.requests` records each request (method, path, headers, parsed JSON body, and `streamed`: it
+asked for a stream).
+
+Streams: a request that asks for one (a JSON body with `"stream": true` on the first three APIs,
+Gemini's `:streamGenerateContent` path) and is scripted a 200 body is answered with that body as
+the server-sent events its API sends (`text/event-stream`, HTTP/1.1 chunked, each event written
+and flushed on its own; the protocol is told by the path; see `toolbench._testing_streams`). An
+error answer to it is the status and JSON body as for any request. `LocalProvider.stream(body,
+...)` scripts a stream with faults (served as a stream whatever the request asked):
+
+- `cut_after=N`: N events, then the connection closes mid-body (mid tool-call arguments when N
+  falls there): the client reads an incomplete chunked body;
+- `stall_after=N`: N events, then nothing until the provider closes (at most STALL_LIMIT s): a
+  client's read timeout fires;
+- `malformed_after=N`: N events, then one whose data is `{not json` (named as the event it
+  replaces), and the body ends;
+- `drop_final=True`: the closing events are left out (Chat: the finish chunk, usage chunk and
+  `[DONE]`; Responses: response.completed; Anthropic: message_delta and message_stop; Gemini: the
+  last chunk, with finishReason) and the body ends cleanly;
+- `chunk=8`: the length of the text and argument fragments.
 
 The canned bodies (`chat_calls`, `responses_calls`, `anthropic_calls`, `gemini_calls`, their
 `*_text` answers, refusals and `error_body`) have the providers' documented shapes, usage blocks,
@@ -40,6 +59,7 @@ from types import TracebackType
 from typing import Any
 
 from . import _testing_bodies as bodies
+from . import _testing_streams as streams
 
 # How long a stalled answer waits for the provider to close, at most (a client's timeout is
 # meant to fire long before; this only bounds a test that forgot to set one).
@@ -48,12 +68,14 @@ STALL_LIMIT = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """One scripted answer: a status, a JSON body, headers; or a hang-up or a stall."""
+    """One scripted answer: a status, a JSON body, headers; or a hang-up or a stall; or a stream
+    of the body with `faults`."""
 
     status: int = 200
     body: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
-    action: str = "answer"  # "answer" | "hang_up" | "stall"
+    action: str = "answer"  # "answer" | "hang_up" | "stall" | "stream"
+    faults: streams.Faults = field(default_factory=streams.Faults)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +87,7 @@ class ProviderRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    streamed: bool = False  # it asked for a stream: `"stream": true`, or Gemini's streaming path
 
 
 class LocalProvider:
@@ -111,6 +134,14 @@ class LocalProvider:
         """The server holds the request unanswered until the provider closes (at most STALL_LIMIT s)."""
         return Answer(action="stall")
 
+    @staticmethod
+    def stream(body: Mapping[str, Any], *, cut_after: int | None = None, stall_after: int | None = None,
+               malformed_after: int | None = None, drop_final: bool = False, chunk: int = 8) -> Answer:
+        """`body` streamed as its API's events, with a fault (see the module docstring):
+        `LocalProvider.stream(LocalProvider.chat_calls(calls), cut_after=5)`."""
+        return Answer(body=dict(body), action="stream",
+                      faults=streams.Faults(cut_after, stall_after, malformed_after, drop_final, chunk))
+
     def add(self, *answers: Mapping[str, Any] | Answer) -> None:
         """Append answers to the script (while serving too)."""
         with self._lock:
@@ -135,8 +166,9 @@ class LocalProvider:
         if self._server is None:
             self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
             self._server.daemon_threads = True
-            self._thread = threading.Thread(target=self._server.serve_forever, name="toolbench-local-provider",
-                                            daemon=True)
+            # polled every 50 ms, so closing (which waits for the loop to notice) is quick
+            self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                            name="toolbench-local-provider", daemon=True)
             self._thread.start()
         return self
 
@@ -212,7 +244,12 @@ def _handler(provider: LocalProvider) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            answer = provider._take(ProviderRequest(self.command, self.path, headers, body))
+            streamed = ":streamGenerateContent" in self.path or (isinstance(body, dict) and body.get("stream") is True)
+            answer = provider._take(ProviderRequest(self.command, self.path, headers, body, streamed))
+            if answer.action == "stream" or (streamed and answer.action == "answer" and answer.status < 400
+                                             and isinstance(answer.body, Mapping)):
+                self._stream(answer)
+                return
             if answer.action == "stall":
                 provider._closing.wait(STALL_LIMIT)
             if answer.action != "answer":
@@ -226,12 +263,60 @@ def _handler(provider: LocalProvider) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(payload)
 
+        def _stream(self, answer: Answer) -> None:
+            protocol = _protocol(self.path)
+            if protocol is None:
+                self._fail(f"LocalProvider: a stream on {self.path} (no API streams there)")
+                return
+            sent, end = streams.plan(protocol, answer.body, answer.faults)
+            self.protocol_version = "HTTP/1.1"  # chunked, so a cut is an incomplete body, not its end
+            self.close_connection = True
+            self.send_response(answer.status)
+            for key, value in {"content-type": "text/event-stream", "cache-control": "no-cache",
+                               **answer.headers}.items():
+                self.send_header(key, value)
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            try:
+                for event in sent:
+                    data = streams.encode(event)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))  # unbuffered: one send per event
+                if end == "stall":
+                    provider._closing.wait(STALL_LIMIT)
+                if end == "end":
+                    self.wfile.write(b"0\r\n\r\n")
+            except OSError:
+                pass  # the client went away (it timed out, or stopped reading)
+
+        def _fail(self, message: str) -> None:
+            payload = json.dumps({"error": {"type": "not_scripted", "code": "not_scripted",
+                                            "message": message}}).encode()
+            self.send_response(500)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
         do_GET = do_POST  # an unexpected GET is recorded and answered the same way
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # a test's output stays clean
 
     return Handler
+
+
+def _protocol(path: str) -> str | None:
+    """The API a path belongs to (the query left out)."""
+    path = path.split("?", 1)[0]
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/responses"):
+        return "openai-responses"
+    if path.endswith("/messages"):
+        return "anthropic"
+    if path.endswith((":streamGenerateContent", ":generateContent")):
+        return "gemini"
+    return None
 
 
 __all__ = ["Answer", "LocalProvider", "ProviderRequest"]
