@@ -238,7 +238,8 @@ def _anthropic(body: Mapping[str, Any], chunk: int) -> Iterator[Event]:
     for i, block in enumerate(blocks):
         kind = block.get("type")
         if kind == "text":
-            yield ev("content_block_start", index=i, content_block={"type": "text", "text": ""})
+            start = {k: v for k, v in block.items() if k != "citations" or not v}  # citations come as deltas
+            yield ev("content_block_start", index=i, content_block={**start, "text": ""})
         elif kind == "thinking":
             yield ev("content_block_start", index=i, content_block={"type": "thinking", "thinking": "",
                                                                     "signature": ""})

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from . import _testing_bodies as bodies
+from . import _testing_streams as streams
 from .core.arguments import MISSING
 from .core.errors import ToolbenchError
 from .models import Anthropic, Gemini, Model, ModelReply, OpenAIChat, OpenAIResponses, reader_for
@@ -98,6 +99,13 @@ class ScriptedModel:
         messages = body.get("messages", body.get("input", body.get("contents", [])))
         turn = self._next(ModelRequest(list(messages), list(body.get("tools", []))), body)
         return _answer(self.protocol, turn, n)
+
+    async def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """The same answer as `send`, as its API's stream events (`inv.run(..., stream=True)`)."""
+        answer = await self.send(body)
+        for _, data in streams.events(self.protocol, answer):
+            if isinstance(data, dict):  # the `[DONE]` sentinel is the SDK's to consume
+                yield data
 
     def read(self, body: Mapping[str, Any]) -> ModelReply:
         return reader_for(self.protocol)(body)

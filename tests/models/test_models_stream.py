@@ -29,25 +29,33 @@ def bench(tmp_path: Path) -> Iterator[Workbench]:
 
 
 def records(inv: Any) -> list[tuple[Any, ...]]:
-    return [(r.round, r.call_id, r.call_name, r.arguments.raw, r.result.content, r.result.is_error)
+    return [(r.round, r.call_id, r.call_name, r.arguments, r.result.content, r.result.is_error)
             for r in inv.records]
 
 
 def run_once(bench: Workbench, protocol: str, aio: bool, stream: bool, answers: list[Any],
              deltas: list[StreamDelta] | None = None) -> tuple[Any, Any, LocalProvider]:
-    inv = bench.invocation()
+    inv = bench.invocation(id="inv_twins")  # id-less calls get ids seeded by the invocation's id
     with LocalProvider(answers) as provider:
         run = inv.run(ADAPTERS[protocol](provider, aio), PROMPT, stream=stream,
                       on_delta=None if deltas is None else deltas.append)
     return inv, run, provider
 
 
+@pytest.fixture
+def twin(tmp_path: Path) -> Iterator[Workbench]:
+    """A second bench of the same seed: its dice roll as the first bench's do."""
+    with Workbench(tmp_path / "twin", seed=1) as bench:
+        yield bench
+
+
 @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_a_streamed_run_is_its_unstreamed_twin(bench: Workbench, protocol: str, aio: bool) -> None:
+def test_a_streamed_run_is_its_unstreamed_twin(bench: Workbench, twin: Workbench, protocol: str,
+                                               aio: bool) -> None:
     calls_body, text_body = ANSWERS[protocol]
     answers = [calls_body(CALLS), text_body(FINAL)]
-    plain_inv, plain, _ = run_once(bench, protocol, aio, False, answers)
+    plain_inv, plain, _ = run_once(twin, protocol, aio, False, answers)
     deltas: list[StreamDelta] = []
     inv, run, provider = run_once(bench, protocol, aio, True, answers, deltas)
     assert [r.streamed for r in provider.requests] == [True, True]  # the SDK asked for a stream
@@ -65,7 +73,7 @@ def test_a_streamed_run_is_its_unstreamed_twin(bench: Workbench, protocol: str, 
     assert [d.name for d in named] == [name for name, _ in CALLS] and {d.round for d in named} == {1}
     for d, record in zip(named, inv.records, strict=True):
         fragments = "".join(x.text for x in deltas if x.kind == "arguments" and x.index == d.index and x.round == 1)
-        assert json.loads(fragments) == json.loads(record.arguments.raw)
+        assert json.loads(fragments) == record.arguments.value
         if protocol != "gemini":  # Gemini sends calls without ids
             assert d.call_id == record.call_id
 
@@ -160,7 +168,7 @@ def _short_timeout(model: Any) -> None:
 def test_anthropic_with_a_long_max_tokens_runs_because_it_streams(bench: Workbench) -> None:
     inv = bench.invocation()
     with LocalProvider([LocalProvider.anthropic_calls(CALLS), LocalProvider.anthropic_text(FINAL)]) as provider:
-        model = Anthropic(provider.anthropic(), "claude-sonnet-4-5", max_tokens=64_000)  # a recorded llm-anthropic value
+        model = Anthropic(provider.anthropic(), "claude-sonnet-4-5", max_tokens=64_000)  # as llm-anthropic sends
         run = inv.run(model, PROMPT)  # not asked to stream: the SDK refuses this unstreamed
     assert run.stop_reason == "final" and run.final_text == FINAL, run.error
     assert [r.streamed for r in provider.requests] == [True, True] and len(inv.records) == 2

@@ -19,6 +19,11 @@ HERE = Path(__file__).resolve().parents[1] / "fixtures" / "recordings"
 STREAMS = sorted(p for p in HERE.glob("*/*.json") if json.loads(p.read_text())["stream"])
 # What a recorded stream ends with, when it is not a complete answer.
 ENDS = {"groq-stream-error-event": "model.provider_error"}
+# OpenRouter (Novita) repeats the whole call in every delta and sends no finish_reason: joined as
+# the SDK joins them (the name twice), complete only at the recorded `[DONE]`.
+REPEATS = {"openrouter-stream-no-finish"}
+# Mistral sends a call whole, without `index`: the openai SDK's accumulator fails on it (TypeError).
+SDK_FAILS = {"mistral-stream-one-chunk-call"}
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -59,11 +64,14 @@ def test_a_recorded_stream_assembles_into_a_body_its_deltas_agree_with(path: Pat
     assert reply.text == "".join(d.text for d in deltas if d.kind == "text")
     calls = decode_response(protocol, body).calls
     named = [d for d in deltas if d.kind == "arguments" and d.name is not None]
-    assert [d.name for d in named] == [c.call_name for c in calls]
-    if protocol in ("openai", "openai-responses"):  # argument strings as they were streamed, byte for byte
+    if path.stem in REPEATS:
+        assert [c.call_name for c in calls] == [named[0].name * 2]
+    else:
+        assert [d.name for d in named] == [c.call_name for c in calls]
+    if protocol in ("openai", "openai-responses") and path.stem not in REPEATS:  # as streamed, byte for byte
         for d, call in zip(named, calls, strict=True):
             streamed = "".join(x.text for x in deltas if x.kind == "arguments" and x.index == d.index)
-            assert call.arguments.raw in (streamed, None) or (streamed == "" and call.arguments.raw in ("", None))
+            assert call.arguments == streamed or (streamed == "" and call.arguments is None)
     usage_key = "usageMetadata" if protocol == "gemini" else "usage"
     had_usage = any(isinstance(d := data_of(e), dict) and (d.get(usage_key) or (d.get("response") or {}).get(usage_key)
                     or (d.get("message") or {}).get(usage_key)) for e in recording["stream"])
@@ -76,15 +84,24 @@ ANTHROPIC = [p for p in STREAMS if load(p)["protocol"] == "anthropic"]
 
 @pytest.mark.parametrize("path", CHAT, ids=lambda p: p.stem)
 def test_chat_assembly_agrees_with_the_openai_sdk_on_real_streams(path: Path) -> None:
+    from openai._models import construct_type  # how the SDK's stream builds each chunk
     from openai.lib.streaming.chat import ChatCompletionStreamState
     from openai.types.chat import ChatCompletionChunk
 
     recording = load(path)
     state = ChatCompletionStreamState()
-    for event in recording["stream"]:
-        data = data_of(event)
-        if isinstance(data, dict) and data.get("object", "chat.completion.chunk") == "chat.completion.chunk":
-            state.handle_chunk(ChatCompletionChunk.construct(**data))
+
+    def feed_sdk() -> None:
+        for event in recording["stream"]:
+            data = data_of(event)
+            if isinstance(data, dict) and data.get("object", "chat.completion.chunk") == "chat.completion.chunk":
+                state.handle_chunk(construct_type(type_=ChatCompletionChunk, value=data))
+
+    if path.stem in SDK_FAILS:
+        with pytest.raises(TypeError):
+            feed_sdk()
+        return
+    feed_sdk()
     sdk = state.current_completion_snapshot.to_dict()
     ours, _ = assembled(recording)
     body = ours.body()
@@ -112,5 +129,8 @@ def test_anthropic_assembly_agrees_with_the_sdk_on_real_streams(path: Path) -> N
     ours, _ = assembled(recording)
     sdk, body = snapshot.to_dict(), ours.body()
     assert body["usage"] == sdk["usage"] and body["stop_reason"] == sdk["stop_reason"]
-    assert [(b["type"], b.get("input"), b.get("text"), b.get("thinking"), b.get("signature")) for b in body["content"]] \
-        == [(b["type"], b.get("input"), b.get("text"), b.get("thinking"), b.get("signature")) for b in sdk["content"]]
+    def blocks(message: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [(b["type"], b.get("input"), b.get("text"), b.get("thinking"), b.get("signature"))
+                for b in message["content"]]
+
+    assert blocks(body) == blocks(sdk)

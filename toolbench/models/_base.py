@@ -235,7 +235,7 @@ def stream_error(exc: BaseException) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     names = {k.__name__ for k in type(exc).__mro__}
-    if names & {"JSONDecodeError"}:
+    if "JSONDecodeError" in names or type(exc.__cause__).__name__ == "JSONDecodeError":  # google-genai wraps it
         return ModelError("model.stream_malformed", f"a stream event is not JSON: {exc}")
     if any("Timeout" in n for n in names):
         return ModelError("model.stream_stalled", f"the stream sent nothing within the client's timeout "
@@ -251,70 +251,73 @@ _END = object()
 async def sdk_stream(open_stream: Callable[[], Any], event: Callable[[Any], Any]) -> AsyncIterator[Any]:
     """The events of an SDK stream as JSON objects (`event` turns one SDK item into one).
 
-    `open_stream` starts the request (an async client's coroutine, or a sync client's call, run
-    in a worker thread that then reads the stream and hands each event to the loop). A failure
-    before the first event is the SDK's error (`provider_error`); after it, `stream_error`."""
+    `open_stream` starts the request: an async client's call is awaited on the loop; a sync
+    client's runs in a worker thread, which then reads the stream and hands each item to the
+    loop. A failure before the first event is the SDK's error (`provider_error`); after it,
+    `stream_error`."""
     started = False
     try:
         if inspect.iscoroutinefunction(open_stream):
             stream = await open_stream()
-            try:
-                async for item in stream:
-                    started = True
-                    yield event(item)
-            finally:
-                close = getattr(stream, "close", None)
-                closed = close() if callable(close) else None
-                if inspect.isawaitable(closed):
-                    await closed
-            return
-        async for item in _threaded(open_stream):
-            started = True
-            yield event(item)
+        else:  # a sync client, or an async one whose method is a plain wrapper returning a coroutine
+            stream = await in_worker(open_stream)
+            stream = await stream if inspect.isawaitable(stream) else stream
+        items = stream if hasattr(stream, "__aiter__") else _threaded(stream)
+        try:
+            async for item in items:
+                started = True
+                yield event(item)
+        finally:
+            await _close(stream)
     except (asyncio.CancelledError, GeneratorExit):
         raise
     except Exception as exc:
         raise (stream_error(exc) if started else provider_error(exc)) from exc
 
 
-async def _threaded(open_stream: Callable[[], Any]) -> AsyncIterator[Any]:
+async def _close(stream: Any) -> None:
+    """Close an SDK stream (a stopped run's too), so its connection and reader end."""
+    close = getattr(stream, "aclose", None) or getattr(stream, "close", None)
+    if not callable(close):
+        return
+    with contextlib.suppress(Exception):
+        if inspect.iscoroutinefunction(close):
+            await close()
+        else:
+            closed = await in_worker(close)
+            if inspect.isawaitable(closed):
+                await closed
+
+
+async def _threaded(stream: Any) -> AsyncIterator[Any]:
     """A sync SDK stream read in a worker thread; its items cross to the loop through a queue.
-    When the reader stops early (a stopped run), the stream is closed so the thread ends."""
+    When the reader stops early the caller closes the stream, which ends the thread's read."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[Any, BaseException | None]] = asyncio.Queue()
-    opened: list[Any] = []
     stop = False
 
     def read() -> None:
         try:
-            stream = open_stream()
-            opened.append(stream)
             for item in stream:
                 if stop:
-                    break
+                    return
                 loop.call_soon_threadsafe(queue.put_nowait, (item, None))
             loop.call_soon_threadsafe(queue.put_nowait, (_END, None))
         except BaseException as exc:  # handed to the reader, raised there
-            loop.call_soon_threadsafe(queue.put_nowait, (_END, exc))
+            if not stop:
+                loop.call_soon_threadsafe(queue.put_nowait, (_END, exc))
 
-    worker = loop.run_in_executor(_POOL, read)
+    loop.run_in_executor(_POOL, read)
     try:
         while True:
             item, error = await queue.get()
             if error is not None:
                 raise error
             if item is _END:
-                break
+                return
             yield item
     finally:
         stop = True
-        for stream in opened:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                with contextlib.suppress(Exception):
-                    await in_worker(close)
-        if worker.done():
-            worker.result()
 
 
 def to_dict(item: Any) -> Any:

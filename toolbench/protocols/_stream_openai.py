@@ -7,9 +7,10 @@ indexed entries merged by `index`, `index` and `type` replaced), so a vendor fie
 DeepSeek's `reasoning_content` is assembled like `content`, with no list of names; `obfuscation`
 is dropped and chunks of another `object` (Azure's asynchronous filter events) are skipped, as
 the SDK does. The stream is complete at a choice's `finish_reason` (or the `[DONE]` sentinel,
-which a recorded stream holds and an SDK consumes); the usage chunk that may follow is kept. Tool calls lose the `index` only streaming needs, so the body is the
-unstreamed one. Responses needs no assembly: `response.completed` (or `.incomplete`,
-`.failed`) carries the whole response; before it the body is the output items seen so far.
+which a recorded stream holds and an SDK consumes); the usage chunk that may follow is kept.
+Tool calls lose the `index` only streaming needs, so the body is the unstreamed one.
+Responses needs no assembly: `response.completed` (or `.incomplete`, `.failed`) carries the
+whole response; before it the body is the output items seen so far.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ def accumulate(acc: dict[str, Any], delta: Mapping[str, Any]) -> dict[str, Any]:
                     accumulate(before[at], entry)
                 else:
                     before.insert(at, _copy(entry))
-        else:
-            acc[key] = _copy(value)
+        # else: a value of another type (DeepSeek's `reasoning_content: null` once the content
+        # starts) leaves what came before, as the SDK leaves it
     return acc
 
 
@@ -187,6 +188,8 @@ class ResponsesStream:
         self.complete = False
 
     def feed(self, event: Any) -> list[StreamDelta]:
+        if event == "[DONE]":  # OpenRouter ends its Responses streams with it too
+            return []
         event = event_object(event)
         kind = event.get("type")
         if not isinstance(kind, str):
