@@ -5,13 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._base import ChatShapedAdapter, ModelReply, send_raw, texts, usage_of
-
-
-def read_messages(body: Mapping[str, Any]) -> ModelReply:
-    stop = body.get("stop_reason")
-    return ModelReply(dict(body), texts(body.get("content"), "type", "text"), usage_of(body.get("usage")),
-                      stop if isinstance(stop, str) else None)
+from ._base import ChatShapedAdapter, send_raw, with_options
 
 
 class Anthropic(ChatShapedAdapter):
@@ -22,18 +16,16 @@ class Anthropic(ChatShapedAdapter):
 
     protocol = "anthropic"
 
-    def __init__(self, client: Any, model: str, *, max_tokens: int, **options: Any) -> None:
-        super().__init__(client, model, **options)
+    def __init__(self, client: Any, model: str, *, max_tokens: int, protocol: str | None = None,
+                 **options: Any) -> None:
+        super().__init__(client, model, protocol=protocol, **options)
         self.max_tokens = max_tokens
 
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": list(messages)}
-        if system:
-            body["system"] = system
-        return self.finish(body, tools, tool_choice)
+        body = self.bare(system, messages, tools, tool_choice)
+        body["max_tokens"] = self.max_tokens
+        return with_options(body, self.options)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         return await send_raw(self.client.messages.with_raw_response.create, **body)
-
-    read = staticmethod(read_messages)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Final
+from typing import Final, cast
 
 from ..core.errors import ToolbenchError
 from . import _plugins
@@ -64,8 +64,8 @@ def full_provider(protocol: str | Provider) -> FullProvider:
     what it lacks (an empty reading of replies, plain user messages, no scripted bodies)."""
     provider = get_provider(protocol)
     if all(callable(getattr(provider, attr, None)) for attr in MODEL_SIDE):
-        return provider  # type: ignore[return-value]  # checked just above
-    return WithDefaults(provider)  # type: ignore[return-value]  # the six forwarded, the rest defaults
+        return cast(FullProvider, provider)  # checked just above
+    return WithDefaults(provider)  # the six forwarded, the rest defaults
 
 
 def _check_name(provider: Provider) -> None:
