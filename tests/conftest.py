@@ -23,13 +23,19 @@ pytest_plugins = ["toolbench.pytest_plugin"]
 
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "user_provider: a test parametrized with protocol=\"mistral\" runs with "
+                            "tests/fixtures/user_provider installed (conftest._user_provider)")
+
+
 @pytest.fixture(autouse=True)
 def _user_provider(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """A test parametrized with `protocol="mistral"` runs with the provider outside the package
-    (tests/fixtures/user_provider) installed through its `toolbench.providers` entry point, so
-    the built-in providers' tests are its tests too."""
+    """In a module marked `user_provider`, a test parametrized with `protocol="mistral"` runs
+    with the provider outside the package (tests/fixtures/user_provider) installed through its
+    `toolbench.providers` entry point, so the built-in providers' tests are its tests too."""
     callspec = getattr(request.node, "callspec", None)
-    if callspec is None or callspec.params.get("protocol") != "mistral":
+    if callspec is None or callspec.params.get("protocol") != "mistral" \
+            or request.node.get_closest_marker("user_provider") is None:
         yield
         return
     root = tmp_path_factory.mktemp("site")

@@ -53,6 +53,7 @@ EXPECTED = {
         {"role": "model", "parts": [{"text": "A pixel."}]},
         {"role": "user", "parts": [{"text": "Say more."}]}],
 }
+pytestmark = pytest.mark.user_provider
 EXPECTED["mistral"] = EXPECTED["openai"]  # installed from tests/fixtures/user_provider: the Chat Completions shape
 KEY = {"openai": "messages", "openai-responses": "input", "anthropic": "messages", "gemini": "contents",
        "mistral": "messages"}

@@ -23,6 +23,7 @@ FINAL = "You rolled 7; the workspace is empty."
 # "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support),
 # driven by the openai SDK's Chat Completions client with the adapter's protocol override.
 PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini", "mistral")
+pytestmark = pytest.mark.user_provider
 
 # Per protocol: the adapter on a provider (sync or async client), the path it posts to, where
 # the conversation goes in the body, the canned answers.

@@ -14,6 +14,7 @@ from toolbench.testing import ScriptedModel
 
 # "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support)
 PROTOCOLS = ["openai", "openai-responses", "anthropic", "gemini", "mistral"]
+pytestmark = pytest.mark.user_provider
 CHAT = ("openai", "mistral")  # the Chat Completions shape: the system prompt is the first message
 ROLL = [("dice_roll", {"formula": "d6"}, "c1")]
 RETURN = [("task_return", {"summary": "ok"})]

@@ -17,6 +17,7 @@ from toolbench.testing import ScriptedModel
 
 # "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support)
 PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini", "mistral")
+pytestmark = pytest.mark.user_provider
 SHOUT = "extension/demo:shout"
 PLAN = [[("shout", {"text": "hi"}), ("dice_roll", {"formula": "3d6"})], [("shout", {"text": "yo"})], "done"]
 

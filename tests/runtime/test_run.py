@@ -20,6 +20,7 @@ from toolbench.testing import ScriptedModel
 
 # "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support)
 PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini", "mistral")
+pytestmark = pytest.mark.user_provider
 TOOLS = ["builtin:dice.roll", "builtin:workspace.read_file", "builtin:workspace.list_files",
          "builtin:workspace.finish"]
 
