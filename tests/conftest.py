@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from agents_support import PARENT_ONLY
 from hypothesis import settings
+from plugin_support import MISTRAL_ENTRY, installed, write_dist
 
 from toolbench import Profile, ToolDescriptor, ToolId, Workbench
 
@@ -19,6 +20,29 @@ settings.load_profile("toolbench")
 # toolbench's own pytest plugin (toolbench_bench, assert_golden, toolbench_call). Named by its
 # module, as its pytest11 entry point is, so an install that has the entry point registers it once.
 pytest_plugins = ["toolbench.pytest_plugin"]
+
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "user_provider: a test parametrized with protocol=\"mistral\" runs with "
+                            "tests/fixtures/user_provider installed (conftest._user_provider)")
+
+
+@pytest.fixture(autouse=True)
+def _user_provider(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """In a module marked `user_provider`, a test parametrized with `protocol="mistral"` runs
+    with the provider outside the package (tests/fixtures/user_provider) installed through its
+    `toolbench.providers` entry point, so the built-in providers' tests are its tests too."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is None or callspec.params.get("protocol") != "mistral" \
+            or request.node.get_closest_marker("user_provider") is None:
+        yield
+        return
+    root = tmp_path_factory.mktemp("site")
+    write_dist(root, "tb_mistral", MISTRAL_ENTRY)
+    with installed(root):
+        yield
+
 
 # The nine builtins a session does not offer (tauritavern reference §3.3).
 SESSION_EXCLUDED = (

@@ -161,14 +161,16 @@ def _response(output: list[dict[str, Any]], n: int, usage: tuple[int, int, int] 
 
 
 def responses_calls(calls: Sequence[CallSpec], *, n: int = 1, reasoning: str | None = "I'll call the tools.",
-                    usage: tuple[int, int, int] | None = (913, 402, 320),
+                    text: str | None = None, usage: tuple[int, int, int] | None = (913, 402, 320),
                     model: str = "gpt-5-mini-2025-08-07", style: Style = PROVIDER) -> dict[str, Any]:
     """A response whose output is a reasoning item (summary and `encrypted_content`, unless
-    `reasoning=None`) and one function_call item per call."""
+    `reasoning=None`), an assistant message of `text` (if given) and one function_call item per call."""
     output: list[dict[str, Any]] = []
     if reasoning is not None:
         output.append({"type": "reasoning", "id": style.ids.reasoning.format(n=n),
                        "summary": [{"type": "summary_text", "text": reasoning}], "encrypted_content": ENCRYPTED})
+    if text is not None:
+        output.append(_output_message({"type": "output_text", "text": text, "annotations": []}, n, style))
     output += [{"type": "function_call", "id": style.ids.function_call.format(n=n, i=i),
                 "call_id": _id(c, style.ids.response_call, n, i), "name": c[0], "arguments": _args_text(c[1]),
                 "status": "completed"} for i, c in enumerate(calls, 1)]
@@ -256,12 +258,15 @@ def _candidate(parts: list[dict[str, Any]] | None, finish: str, usage: tuple[int
 
 
 def gemini_calls(calls: Sequence[CallSpec], *, n: int = 1, thought: str | None = "I should call the tools.",
-                 signature: str | None = THOUGHT_SIGNATURE, usage: tuple[int, int, int] | None = (388, 44, 169),
+                 signature: str | None = THOUGHT_SIGNATURE, text: str | None = None,
+                 usage: tuple[int, int, int] | None = (388, 44, 169),
                  model: str = "gemini-2.5-flash", style: Style = PROVIDER) -> dict[str, Any]:
-    """A candidate of a thought summary part (unless `thought=None`) and one functionCall part per
-    call, the first carrying `signature` as its `thoughtSignature` (as Gemini 2.5 sends them on
-    parallel calls; None: no signature)."""
+    """A candidate of a thought summary part (unless `thought=None`), a text part (if `text`) and
+    one functionCall part per call, the first carrying `signature` as its `thoughtSignature` (as
+    Gemini 2.5 sends them on parallel calls; None: no signature)."""
     parts: list[dict[str, Any]] = [{"text": thought, "thought": True}] if thought is not None else []
+    if text is not None:
+        parts.append({"text": text})
     for i, c in enumerate(calls):
         call = {"name": c[0], "args": c[1], **({"id": str(c[2])} if len(c) > 2 else {})}
         signed = {"thoughtSignature": signature} if i == 0 and signature is not None else {}
@@ -293,13 +298,24 @@ _GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISS
 
 
 def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
-    """The error body `protocol`'s API answers with `status` ("openai" and "openai-responses",
-    "anthropic", "gemini")."""
-    if protocol == "anthropic":
-        return {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
-                "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy"}
-    if protocol == "gemini":
-        return {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "UNKNOWN")}}
+    """The error body `protocol`'s API answers with `status`: any provider name or object
+    (`Provider.error_body`; the built-in ones are the three below)."""
+    from .protocols import full_provider
+
+    return full_provider(protocol).error_body(status, message)
+
+
+def anthropic_error(status: int, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
+            "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy"}
+
+
+def gemini_error(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "UNKNOWN")}}
+
+
+def openai_error(status: int, message: str) -> dict[str, Any]:
+    """Chat Completions' and Responses' error body."""
     code: Mapping[int, str] = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
     return {"error": {"message": message, "type": _OPENAI_TYPES.get(status, "invalid_request_error"),
                       "param": None, "code": code.get(status)}}

@@ -59,7 +59,14 @@ class _ProtocolNames:
         return iter(names())
 
     def __contains__(self, name: object) -> bool:
-        return name in list(self)
+        known = name in list(self)
+        if not known:  # an installed provider that was skipped says why, before argparse refuses the name
+            from .cli_screen import one_line
+            from .protocols import notices
+
+            for notice in notices():
+                print(f"toolbench: {one_line(notice)}", file=sys.stderr)
+        return known
 
 
 def _main(argv: list[str]) -> int:

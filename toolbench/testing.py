@@ -13,11 +13,14 @@ past the end of its plan raises `ToolbenchError("testing.script_exhausted")`, wh
 task it drives with that message.
 
 It is a `toolbench.models.Model` too, so `inv.run(ScriptedModel([...]), prompt)` runs offline:
-each turn is answered as a response body of its `protocol` (default `"openai"`; also
-`"openai-responses"`, `"anthropic"`, `"gemini"`), and `model.bodies` holds the requests. The
-answers come from the same builder as `LocalProvider`'s canned bodies (`toolbench._testing_bodies`)
-in its bare `SCRIPTED` style: short ids (`call_{n}_{i}`), `created` 0, no usage (Anthropic's
-required block is zero tokens), no thinking, only the fields the SDK types require.
+each turn is answered as a response body of its `protocol` (default `"openai"`; any provider
+that makes answer bodies: the built-in ones, and a registered or installed one of their shapes,
+`ScriptedModel(turns, protocol="mistral")`), and `model.bodies` holds the requests. Requests,
+messages, answers and their reading are the provider's (`text_body`, `calls_body`,
+`request_body`, `read_reply`); the built-in ones answer from the same builder as
+`LocalProvider`'s canned bodies (`toolbench._testing_bodies`) in its bare `SCRIPTED` style:
+short ids (`call_{n}_{i}`), `created` 0, no usage (Anthropic's required block is zero
+tokens), no thinking, only the fields the SDK types require.
 
 `LocalProvider` (from `toolbench.testing_provider`) serves the providers' HTTP APIs on 127.0.0.1
 from a script, so the real SDK clients and the `toolbench.models` adapters run offline.
@@ -25,18 +28,17 @@ from a script, so the real SDK clients and the `toolbench.models` adapters run o
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from . import _testing_bodies as bodies
 from . import _testing_streams as streams
 from .core.arguments import MISSING
 from .core.errors import ToolbenchError
-from .models import Anthropic, Gemini, Model, ModelReply, OpenAIChat, OpenAIResponses, reader_for
+from .models import ModelReply
+from .protocols import FullProvider, full_provider
+from .protocols._model_side import has_bodies
 from .testing_provider import LocalProvider
 
 Turn = str | list[tuple[Any, ...]]
@@ -61,15 +63,19 @@ class ScriptedModel:
     model = "scripted"
 
     def __init__(self, turns: Sequence[Turn], *, protocol: str = "openai") -> None:
-        if protocol not in _BODIES:
-            raise ToolbenchError("bench.misuse", f"a scripted model answers as one of {', '.join(_BODIES)}, "
-                                 f"not {protocol!r}")
+        try:
+            provider = full_provider(protocol)
+        except ToolbenchError as exc:
+            raise ToolbenchError("bench.misuse", f"a scripted model answers as a provider: {exc.message}") from None
+        if not has_bodies(provider):
+            raise ToolbenchError("bench.misuse", f"provider {protocol!r} makes no answer bodies (text_body, "
+                                 "calls_body), so a scripted model cannot answer as it")
         self._turns: list[Turn] = [_check_turn(n, t) for n, t in enumerate(turns, 1)]
         self.protocol = protocol
         self.requests: list[ModelRequest] = []
         self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()  # sync models run in worker threads
-        self._shape = _ADAPTERS[protocol]
+        self._provider: FullProvider = provider
 
     def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         return self._next(ModelRequest(list(messages), list(tools)))
@@ -88,27 +94,30 @@ class ScriptedModel:
 
     # toolbench.models.Model -------------------------------------------------------------------
     def user_message(self, text: str) -> dict[str, Any]:
-        return self._shape.user_message(text)
+        return self._provider.user_message(text)
 
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
-        return self._shape.request(system=system, messages=messages, tools=tools, tool_choice=tool_choice)
+        return self._provider.request_body("scripted", system=system, messages=messages, tools=tools,
+                                           tool_choice=tool_choice)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         n = len(self.requests) + 1
         messages = body.get("messages", body.get("input", body.get("contents", [])))
         turn = self._next(ModelRequest(list(messages), list(body.get("tools", []))), body)
-        return _answer(self.protocol, turn, n)
+        if isinstance(turn, str):  # bare (the `SCRIPTED` style), no usage
+            return self._provider.text_body(turn, n=n)
+        return self._provider.calls_body(turn, n=n)
 
     async def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The same answer as `send`, as its API's stream events (`inv.run(..., stream=True)`)."""
         answer = await self.send(body)
-        for _, data in streams.events(self.protocol, answer):
+        for _, data in streams.events(_shape_of(self.protocol), answer):
             if isinstance(data, dict):  # the `[DONE]` sentinel is the SDK's to consume
                 yield data
 
     def read(self, body: Mapping[str, Any]) -> ModelReply:
-        return reader_for(self.protocol)(body)
+        return self._provider.read_reply(body)
 
     @property
     def remaining(self) -> int:
@@ -118,42 +127,18 @@ class ScriptedModel:
         return f"ScriptedModel({len(self._turns)} turns, {self.remaining} left)"
 
 
-def _wire(arguments: Any) -> str:
-    return arguments if isinstance(arguments, str) else json.dumps({} if arguments is MISSING else arguments)
+def _shape_of(protocol: str) -> str:
+    """The built-in API whose stream events a provider's answers take (a registered Chat
+    Completions or Responses provider streams as OpenAI's)."""
+    from .protocols import ChatCompletionsProvider, ResponsesProvider, get_provider
 
-
-def _object(arguments: Any) -> Any:
-    """Anthropic and Gemini send arguments as an object: raw text that is one is parsed."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments  # sent as is: the runtime answers with tool.invalid_arguments
-    return {} if arguments is MISSING else arguments
-
-
-# Per protocol: its text answer, its calls answer with the thinking state off, and how it carries
-# a call's arguments (text for OpenAI's two APIs, an object for Anthropic's and Gemini's).
-_BODIES: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]], Callable[[Any], Any]]] = {
-    "openai": (bodies.chat_text, bodies.chat_calls, _wire),
-    "openai-responses": (bodies.responses_text, partial(bodies.responses_calls, reasoning=None), _wire),
-    "anthropic": (bodies.anthropic_text, partial(bodies.anthropic_calls, thinking=None), _object),
-    "gemini": (bodies.gemini_text, partial(bodies.gemini_calls, thought=None, signature=None), _object)}
-
-
-def _answer(protocol: str, turn: Turn, n: int) -> dict[str, Any]:
-    """`turn` as `protocol`'s response body number n: bare (the `SCRIPTED` style), no usage."""
-    text, calls, carry = _BODIES[protocol]
-    bare: dict[str, Any] = {"n": n, "usage": None, "model": "scripted", "style": bodies.SCRIPTED}
-    if isinstance(turn, str):
-        return text(turn, **bare)
-    return calls([(c[0], carry(c[1]), *c[2:]) for c in turn], **bare)
-
-
-# The request bodies a scripted model is given: the real adapters' (no client: they never send).
-_ADAPTERS: dict[str, Model] = {
-    "openai": OpenAIChat(None, "scripted"), "openai-responses": OpenAIResponses(None, "scripted"),
-    "anthropic": Anthropic(None, "scripted", max_tokens=1024), "gemini": Gemini(None, "scripted")}
+    if protocol in streams.PROTOCOLS:
+        return protocol
+    provider = get_provider(protocol)
+    for kind, shape in ((ChatCompletionsProvider, "openai"), (ResponsesProvider, "openai-responses")):
+        if isinstance(provider, kind):
+            return shape
+    raise ToolbenchError("bench.misuse", f"a scripted {protocol} model cannot stream: its events are not known")
 
 
 def _check_turn(n: int, turn: Any) -> Turn:

@@ -41,7 +41,10 @@ The canned bodies (`chat_calls`, `responses_calls`, `anthropic_calls`, `gemini_c
 thinking blocks with signatures, reasoning items with `encrypted_content` and Gemini
 `thoughtSignature` parts included; `usage=None` leaves the usage block out, `thinking=None`,
 `reasoning=None`, `thought=None` and `signature=None` the thinking state (see
-`toolbench._testing_bodies`, which also makes `ScriptedModel`'s answers).
+`toolbench._testing_bodies`, which also makes `ScriptedModel`'s answers). For any provider, a
+registered or installed one too, `LocalProvider.text_body(protocol, text)`,
+`.calls_body(protocol, calls)` and `.error_body(protocol, status, message)` are its own bare
+bodies (`Provider.text_body`, ...): `usage=(input, output)` adds a usage block.
 
 The SDKs are imported only by the client conveniences (`openai()`, `anthropic()`, `gemini()`, ...):
 they are test extras, not dependencies. Each client is built with retries off, so a 429 or a
@@ -60,6 +63,7 @@ from typing import Any
 
 from . import _testing_bodies as bodies
 from . import _testing_streams as streams
+from .protocols import full_provider
 
 # How long a stalled answer waits for the provider to close, at most (a client's timeout is
 # meant to fire long before; this only bounds a test that forgot to set one).
@@ -106,7 +110,21 @@ class LocalProvider:
     gemini_calls = staticmethod(bodies.gemini_calls)
     gemini_text = staticmethod(bodies.gemini_text)
     gemini_safety = staticmethod(bodies.gemini_safety)
-    error_body = staticmethod(bodies.error_body)
+
+    @staticmethod
+    def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
+        """The error body the provider's API answers with `status` (`Provider.error_body`)."""
+        return full_provider(protocol).error_body(status, message)
+
+    @staticmethod
+    def text_body(protocol: str, text: str, **options: Any) -> dict[str, Any]:
+        """A bare answer of `text` in the provider's shape (`n=`, `usage=(input, output)`, `model=`)."""
+        return full_provider(protocol).text_body(text, **options)
+
+    @staticmethod
+    def calls_body(protocol: str, calls: Sequence[Sequence[Any]], **options: Any) -> dict[str, Any]:
+        """A bare answer making `calls` in the provider's shape (`n=`, `text=`, `usage=`, `model=`)."""
+        return full_provider(protocol).calls_body(calls, **options)
 
     def __init__(self, script: Sequence[Mapping[str, Any] | Answer] = ()) -> None:
         self._script: list[Answer] = [a if isinstance(a, Answer) else Answer(body=dict(a)) for a in script]

@@ -53,7 +53,10 @@ EXPECTED = {
         {"role": "model", "parts": [{"text": "A pixel."}]},
         {"role": "user", "parts": [{"text": "Say more."}]}],
 }
-KEY = {"openai": "messages", "openai-responses": "input", "anthropic": "messages", "gemini": "contents"}
+pytestmark = pytest.mark.user_provider
+EXPECTED["mistral"] = EXPECTED["openai"]  # installed from tests/fixtures/user_provider: the Chat Completions shape
+KEY = {"openai": "messages", "openai-responses": "input", "anthropic": "messages", "gemini": "contents",
+       "mistral": "messages"}
 
 
 def _sample(model: Any, params: dict[str, Any] = PARAMS) -> dict[str, Any]:
@@ -70,6 +73,7 @@ def test_a_sampling_request_is_one_request_in_the_model_protocol(protocol: str) 
     assert body[KEY[protocol]] == EXPECTED[protocol]
     assert "tools" not in body
     limits = {"openai": {"max_tokens": 64, "temperature": 0.5, "stop": ["END"]},
+              "mistral": {"max_tokens": 64, "temperature": 0.5, "stop": ["END"]},
               "openai-responses": {"max_output_tokens": 64, "temperature": 0.5,
                                    "instructions": "You describe pictures."},
               "anthropic": {"max_tokens": 64, "temperature": 0.5, "stop_sequences": ["END"],

@@ -20,7 +20,10 @@ from toolbench.testing import LocalProvider
 PROMPT = "Roll 2d6 and list the files."
 CALLS = [("dice_roll", {"formula": "2d6"}), ("workspace_list_files", {"path": "."})]
 FINAL = "You rolled 7; the workspace is empty."
-PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
+# "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support),
+# driven by the openai SDK's Chat Completions client with the adapter's protocol override.
+PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini", "mistral")
+pytestmark = pytest.mark.user_provider
 
 # Per protocol: the adapter on a provider (sync or async client), the path it posts to, where
 # the conversation goes in the body, the canned answers.
@@ -31,15 +34,21 @@ ADAPTERS: dict[str, Callable[[LocalProvider, bool], Any]] = {
     "anthropic": lambda p, aio: Anthropic(p.async_anthropic() if aio else p.anthropic(), "claude-sonnet-4-5",
                                           max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024}),
     "gemini": lambda p, aio: Gemini(p.gemini(), "gemini-2.5-flash", aio=aio, temperature=0),
+    "mistral": lambda p, aio: OpenAIChat(p.async_openai() if aio else p.openai(), "mistral-large-latest",
+                                         protocol="mistral"),
 }
 PATHS = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses", "anthropic": "/v1/messages",
-         "gemini": "/v1beta/models/gemini-2.5-flash:generateContent"}
-KEY = {"openai": "messages", "openai-responses": "input", "anthropic": "messages", "gemini": "contents"}
+         "gemini": "/v1beta/models/gemini-2.5-flash:generateContent", "mistral": "/v1/chat/completions"}
+KEY = {"openai": "messages", "openai-responses": "input", "anthropic": "messages", "gemini": "contents",
+       "mistral": "messages"}
 ANSWERS = {
     "openai": (LocalProvider.chat_calls, LocalProvider.chat_text),
     "openai-responses": (LocalProvider.responses_calls, LocalProvider.responses_text),
     "anthropic": (LocalProvider.anthropic_calls, LocalProvider.anthropic_text),
     "gemini": (LocalProvider.gemini_calls, LocalProvider.gemini_text),
+    # the provider's own bodies, with usage: what a Mistral-shaped API answers
+    "mistral": (lambda calls: LocalProvider.calls_body("mistral", calls, usage=(96, 31)),
+                lambda text: LocalProvider.text_body("mistral", text, n=2, usage=(170, 14))),
 }
 
 

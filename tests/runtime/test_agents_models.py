@@ -12,7 +12,10 @@ from toolbench.models import ModelError, OpenAIChat
 from toolbench.runtime.agent_loop import CallableModel, as_model
 from toolbench.testing import ScriptedModel
 
-PROTOCOLS = ["openai", "openai-responses", "anthropic", "gemini"]
+# "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support)
+PROTOCOLS = ["openai", "openai-responses", "anthropic", "gemini", "mistral"]
+pytestmark = pytest.mark.user_provider
+CHAT = ("openai", "mistral")  # the Chat Completions shape: the system prompt is the first message
 ROLL = [("dice_roll", {"formula": "d6"}, "c1")]
 RETURN = [("task_return", {"summary": "ok"})]
 
@@ -29,13 +32,13 @@ def parent(bench):
 
 def _messages(protocol, body):
     """The conversation of a request body (OpenAI Chat's system message left out)."""
-    if protocol == "openai":
+    if protocol in CHAT:
         return body["messages"][1:]
     return body["input"] if protocol == "openai-responses" else body["contents" if protocol == "gemini" else "messages"]
 
 
 def _system(protocol, body):
-    if protocol == "openai":
+    if protocol in CHAT:
         return body["messages"][0]["content"]
     if protocol == "openai-responses":
         return body["instructions"]

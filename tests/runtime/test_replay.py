@@ -15,7 +15,9 @@ from toolbench.runtime.replay import Replay, normalise
 from toolbench.runtime.replay_sources import SOURCE_BYTES
 from toolbench.testing import ScriptedModel
 
-PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
+# "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support)
+PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini", "mistral")
+pytestmark = pytest.mark.user_provider
 SHOUT = "extension/demo:shout"
 PLAN = [[("shout", {"text": "hi"}), ("dice_roll", {"formula": "3d6"})], [("shout", {"text": "yo"})], "done"]
 

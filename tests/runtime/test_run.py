@@ -18,7 +18,9 @@ from toolbench.models import ModelError, OpenAIChat
 from toolbench.models._base import provider_error
 from toolbench.testing import ScriptedModel
 
-PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
+# "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support)
+PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini", "mistral")
+pytestmark = pytest.mark.user_provider
 TOOLS = ["builtin:dice.roll", "builtin:workspace.read_file", "builtin:workspace.list_files",
          "builtin:workspace.finish"]
 
@@ -40,7 +42,7 @@ def roll_then_answer(protocol: str) -> ScriptedModel:
 def messages_of(protocol: str, body: dict[str, Any]) -> list[Any]:
     """The conversation of a request body (Chat Completions' system message is the system prompt)."""
     messages = body[{"openai": "messages", "openai-responses": "input", "anthropic": "messages",
-                     "gemini": "contents"}[protocol]]
+                     "gemini": "contents", "mistral": "messages"}[protocol]]
     return [m for m in messages if m.get("role") != "system"]
 
 
@@ -67,7 +69,8 @@ def test_each_round_sends_the_rendered_tools_and_the_runs_transcript(bench: Work
     assert [r.request for r in run.rounds] == model.bodies  # what was recorded is what was sent
     assert run.rounds[0].invocation_round == 1 and run.rounds[1].invocation_round is None
     system_of = {"openai": lambda b: b["messages"][0], "openai-responses": lambda b: b["instructions"],
-                 "anthropic": lambda b: b["system"], "gemini": lambda b: b["systemInstruction"]}
+                 "anthropic": lambda b: b["system"], "gemini": lambda b: b["systemInstruction"],
+                 "mistral": lambda b: b["messages"][0]}
     assert "You are terse." in json.dumps(system_of[protocol](first))
 
 

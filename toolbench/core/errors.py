@@ -111,6 +111,9 @@ CODES: dict[str, str] = {
                         "gemini) nor a Provider object",
     "protocol.name_taken": "a provider name is built in or already registered (register(..., replace=True) "
                            "replaces a registered one)",
+    "protocol.plugin_skipped": "an installed provider (entry point `toolbench.providers`) could not be used; "
+                               "toolbench.protocols.notices() says which and why",
+    "protocol.unsupported": "the provider lacks a method this asks for (answer bodies for ScriptedModel)",
     "protocol.history_invalid": "a history to encode has an empty call name, or an empty or repeated call id",
     "protocol.tool_choice_invalid": "a tool choice is not none, auto, required or {name: <call name>}",
     "protocol.golden_invalid": "a golden tool-list entry lacks call_name or input_schema",

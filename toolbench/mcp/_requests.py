@@ -100,24 +100,10 @@ def sampling_request(server: str, tool: str | None, call_id: str | None, params:
 
 
 def _openai_content(content: Any) -> str | list[dict[str, Any]]:
-    """A text, or content parts when a block is not text (images, audio)."""
-    blocks = content if isinstance(content, list) else [content]
-    parts: list[dict[str, Any]] = []
-    for block in blocks:
-        kind = block.get("type") if isinstance(block, Mapping) else None
-        if kind == "text":
-            parts.append({"type": "text", "text": str(block.get("text", ""))})
-        elif kind == "image":
-            url = f"data:{block.get('mimeType', 'image/png')};base64,{block.get('data', '')}"
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-        elif kind == "audio":
-            subtype = str(block.get("mimeType", "audio/wav")).rpartition("/")[2]
-            parts.append({"type": "input_audio", "input_audio": {"data": block.get("data", ""), "format": subtype}})
-        else:  # tool use / tool results: toolbench does not offer sampling with tools
-            parts.append({"type": "text", "text": f"[{kind or 'unknown'} content left out]"})
-    if all(p["type"] == "text" for p in parts):
-        return "\n\n".join(p["text"] for p in parts)
-    return parts
+    """A text, or content parts when a block is not text (images, audio): Chat Completions'."""
+    from ..protocols._openai_chat_model import chat_content
+
+    return chat_content(content if isinstance(content, list) else [content])
 
 
 def elicitation_request(

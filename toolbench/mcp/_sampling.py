@@ -7,7 +7,9 @@ of them) become that provider's messages, `systemPrompt` its system prompt, and 
 `temperature` and `stopSequences` the provider's own fields (the server's values win over the
 adapter's options for this one request; the Responses API has no stop sequences, so they are
 left out there). Tool use and tool result blocks are not offered (no tools go out) and become
-a short note. A provider of the user's own gets the texts as its user messages.
+a short note. The mapping is the provider's (`sampling_message`, `sampling_limits`), so a
+registered provider of a built-in shape maps as that shape does; a provider of a new shape
+gets the texts as its user messages, and no limits.
 
 `mcp` sits beside `models` in the layers, so a model is recognised by its shape (`is_model`),
 not by importing the protocol class (`speaks_protocol`).
@@ -18,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
-from ._requests import ReplyInvalid, SamplingRequest, _openai_content
+from ..protocols import full_provider
+from ._requests import ReplyInvalid, SamplingRequest
 
 
 @runtime_checkable
@@ -55,9 +58,13 @@ _STOP = {"stop": "endTurn", "length": "maxTokens", "completed": "endTurn", "inco
 async def sample(model: SamplingModel, request: SamplingRequest) -> dict[str, Any]:
     """The `CreateMessageResult` (wire JSON) of one model request for `request`; the SDK's
     errors (`ModelError`) go out as they are, and a reply without text is `ReplyInvalid`."""
-    messages = [_message(model, m) for m in request.params.get("messages") or [] if isinstance(m, Mapping)]
+    provider = full_provider(model.protocol)
+    messages = [provider.sampling_message("assistant" if m.get("role") == "assistant" else "user", _blocks(m))
+                for m in request.params.get("messages") or [] if isinstance(m, Mapping)]
     body = model.request(system=request.system_prompt, messages=messages, tools=[], tool_choice=None)
-    _limits(model.protocol, body, request)
+    stops = request.params.get("stopSequences")
+    body = provider.sampling_limits(body, max_tokens=request.max_tokens, temperature=request.temperature,
+                                    stop=[str(s) for s in stops] if isinstance(stops, list) and stops else None)
     response = await model.send(body)
     reply = model.read(response)
     text = getattr(reply, "text", "")
@@ -70,68 +77,7 @@ async def sample(model: SamplingModel, request: SamplingRequest) -> dict[str, An
             "stopReason": _STOP.get(finish, finish) if isinstance(finish, str) else "endTurn"}
 
 
-def _blocks(content: Any) -> list[Mapping[str, Any]]:
-    blocks = content if isinstance(content, list) else [content]
-    return [b for b in blocks if isinstance(b, Mapping)]
-
-
-def _text(block: Mapping[str, Any]) -> str:
-    """A text block's text, or a note that a block of another kind was left out."""
-    if block.get("type") == "text":
-        return str(block.get("text", ""))
-    return f"[{block.get('type') or 'unknown'} content left out]"
-
-
-def _message(model: SamplingModel, message: Mapping[str, Any]) -> dict[str, Any]:
-    """One MCP sampling message in the model's protocol."""
-    role = "assistant" if message.get("role") == "assistant" else "user"
-    blocks, protocol = _blocks(message.get("content")), model.protocol
-    if protocol == "openai":
-        return {"role": role, "content": _openai_content(message.get("content"))}
-    if protocol == "openai-responses":
-        kind = "output_text" if role == "assistant" else "input_text"
-        parts: list[dict[str, Any]] = []
-        for b in blocks:
-            if b.get("type") == "image" and role == "user":
-                parts.append({"type": "input_image", "image_url": _data_url(b)})
-            else:
-                parts.append({"type": kind, "text": _text(b)})
-        return {"role": role, "content": parts}
-    if protocol == "anthropic":
-        return {"role": role, "content": [
-            {"type": "image", "source": {"type": "base64", "media_type": b.get("mimeType", "image/png"),
-                                         "data": b.get("data", "")}} if b.get("type") == "image" and role == "user"
-            else {"type": "text", "text": _text(b)}
-            for b in blocks]}
-    if protocol == "gemini":
-        return {"role": "model" if role == "assistant" else "user", "parts": [
-            {"inlineData": {"mimeType": b.get("mimeType", ""), "data": b.get("data", "")}}
-            if b.get("type") in ("image", "audio")
-            else {"text": _text(b)} for b in blocks]}
-    text = "\n\n".join(_text(b) for b in blocks)
-    return model.user_message(f"(assistant) {text}" if role == "assistant" else text)
-
-
-def _data_url(block: Mapping[str, Any]) -> str:
-    return f"data:{block.get('mimeType', 'image/png')};base64,{block.get('data', '')}"
-
-
-def _limits(protocol: str, body: dict[str, Any], request: SamplingRequest) -> None:
-    """The request's maxTokens, temperature and stopSequences under the provider's names."""
-    stops = request.params.get("stopSequences")
-    stops = [str(s) for s in stops] if isinstance(stops, list) and stops else None
-    names = {"openai": ("max_completion_tokens" if "max_completion_tokens" in body else "max_tokens", "stop"),
-             "openai-responses": ("max_output_tokens", None), "anthropic": ("max_tokens", "stop_sequences"),
-             "gemini": ("maxOutputTokens", "stopSequences")}.get(protocol)
-    if names is None:
-        return
-    target = body.setdefault("generationConfig", {}) if protocol == "gemini" else body
-    tokens, stop = names
-    if request.max_tokens is not None:
-        target[tokens] = request.max_tokens
-    if request.temperature is not None:
-        target["temperature"] = request.temperature
-    if stops is not None and stop is not None:
-        target[stop] = stops
-    if protocol == "gemini" and not target:
-        body.pop("generationConfig")
+def _blocks(message: Mapping[str, Any]) -> list[Any]:
+    """A sampling message's content as a list of blocks (one block, or a list of them)."""
+    content = message.get("content")
+    return list(content) if isinstance(content, list) else [content]

@@ -16,20 +16,26 @@ api_key="ollama")` for Ollama). A model of your own implements `Model` (see `_ba
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._anthropic import Anthropic, read_messages
+from ..core.errors import ToolbenchError
+from ..protocols import full_provider
+from ._anthropic import Anthropic
 from ._base import Model, ModelError, ModelReply, StreamingModel, assemble, provider_error
-from ._gemini import Gemini, read_generate
-from ._openai import OpenAIChat, OpenAIResponses, read_chat, read_responses
+from ._gemini import Gemini
+from ._openai import OpenAIChat, OpenAIResponses
 
 Reader = Callable[[Mapping[str, Any]], ModelReply]
-_READERS: dict[str, Reader] = {"openai": read_chat, "openai-responses": read_responses, "anthropic": read_messages,
-                               "gemini": read_generate}
 
 
 def reader_for(protocol: str) -> Reader:
-    """The pure reader of a protocol's response bodies (text, usage, finish); a provider of
-    the user's own gets an empty reading (its calls still decode through the provider)."""
-    return _READERS.get(protocol, lambda body: ModelReply(dict(body)))
+    """The pure reader of a protocol's response bodies (text, usage, finish): its provider's
+    `read_reply`. A provider with only `Provider`'s six methods, or a name no longer known (a
+    run log of a provider that is not registered now), gets an empty reading."""
+    try:
+        return full_provider(protocol).read_reply
+    except ToolbenchError as exc:
+        if exc.code != "protocol.unknown":
+            raise
+        return lambda body: ModelReply(dict(body))
 
 
 __all__ = ["Anthropic", "Gemini", "Model", "ModelError", "ModelReply", "OpenAIChat", "OpenAIResponses",

@@ -6,14 +6,8 @@ import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ..protocols import get_provider
-from ._base import ChatShapedAdapter, ModelError, ModelReply, assemble, sdk_stream, send_raw, texts, to_dict, usage_of
-
-
-def read_messages(body: Mapping[str, Any]) -> ModelReply:
-    stop = body.get("stop_reason")
-    return ModelReply(dict(body), texts(body.get("content"), "type", "text"), usage_of(body.get("usage")),
-                      stop if isinstance(stop, str) else None)
+from ..protocols import full_provider
+from ._base import ChatShapedAdapter, ModelError, assemble, sdk_stream, send_raw, to_dict, with_options
 
 
 class Anthropic(ChatShapedAdapter):
@@ -24,16 +18,16 @@ class Anthropic(ChatShapedAdapter):
 
     protocol = "anthropic"
 
-    def __init__(self, client: Any, model: str, *, max_tokens: int, **options: Any) -> None:
-        super().__init__(client, model, **options)
+    def __init__(self, client: Any, model: str, *, max_tokens: int, protocol: str | None = None,
+                 **options: Any) -> None:
+        super().__init__(client, model, protocol=protocol, **options)
         self.max_tokens = max_tokens
 
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": list(messages)}
-        if system:
-            body["system"] = system
-        return self.finish(body, tools, tool_choice)
+        body = self.bare(system, messages, tools, tool_choice)
+        body["max_tokens"] = self.max_tokens
+        return with_options(body, self.options)
 
     async def send(self, body: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -43,9 +37,7 @@ class Anthropic(ChatShapedAdapter):
             # minutes (a large max_tokens); the same answer streamed is accepted.
             if not (isinstance(exc.__cause__, ValueError) and "Streaming is required" in str(exc.__cause__)):
                 raise
-        return await assemble(self.stream(body), get_provider(self.protocol).stream_assembly())
+        return await assemble(self.stream(body), full_provider(self.protocol).stream_assembly())
 
     def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         return sdk_stream(functools.partial(self.client.messages.create, **body, stream=True), to_dict)
-
-    read = staticmethod(read_messages)

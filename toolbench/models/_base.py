@@ -15,21 +15,35 @@ import functools
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.errors import ToolbenchError
+from ..protocols import FullProvider, ModelReply, full_provider
+from ..protocols._reading import first, texts, usage_of
 from ..protocols.types import StreamAssembly, StreamDelta
 
-
-@dataclass(frozen=True, slots=True)
-class ModelReply:
-    """A provider's answer: the response body as received, and what a run reads from it."""
-
-    body: dict[str, Any]
-    text: str = ""
-    usage: dict[str, Any] = field(default_factory=dict)
-    finish: str | None = None  # the provider's own stop/finish reason
+__all__ = [
+    "ChatShapedAdapter",
+    "Model",
+    "ModelError",
+    "ModelReply",
+    "ProviderShaped",
+    "ReadReply",
+    "StreamingModel",
+    "assemble",
+    "call_sdk",
+    "first",
+    "in_worker",
+    "provider_error",
+    "raw_json",
+    "sdk_stream",
+    "send_raw",
+    "stream_error",
+    "texts",
+    "to_dict",
+    "usage_of",
+    "with_options",
+]
 
 
 @runtime_checkable
@@ -75,26 +89,49 @@ class StreamingModel(Model, Protocol):
     def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]: ...
 
 
-class ChatShapedAdapter:
-    """What the OpenAI and Anthropic adapters share: the client and model they were given, the
-    options merged into every body, a user message of plain text content, and the tools and
-    tool choice added the same way (none sent when there are none)."""
+class ReadReply:
+    """`adapter.read(body)`: the provider's `read_reply`, on an adapter (its protocol) and on
+    the class too (`OpenAIChat.read(body)`, its built-in protocol), as the staticmethod was."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Callable[[Mapping[str, Any]], ModelReply]:
+        return full_provider((owner if obj is None else obj).protocol).read_reply
+
+
+class ProviderShaped:
+    """An adapter whose messages, bare request bodies and reply reading are its provider's
+    (`toolbench.protocols.full_provider(self.protocol)`): `protocol=` names another provider of
+    the same API shape (`OpenAIChat(client, "mistral-large-latest", protocol="mistral")`)."""
 
     protocol: str
 
-    def __init__(self, client: Any, model: str, **options: Any) -> None:
-        self.client, self.model, self.options = client, model, options
+    def _speak(self, protocol: str | None) -> None:
+        if protocol is not None:
+            full_provider(protocol)  # an unknown name is protocol.unknown now, not at the first round
+            self.protocol = protocol
+
+    @property
+    def provider(self) -> FullProvider:
+        return full_provider(self.protocol)
 
     def user_message(self, text: str) -> dict[str, Any]:
-        return {"role": "user", "content": text}
+        return self.provider.user_message(text)
 
-    def finish(self, body: dict[str, Any], tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
-        """`body` with the tools and the choice, then the adapter's options under the run's fields."""
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        return with_options(body, self.options)
+    read = ReadReply()  # pure: replays and reopened runs read recorded bodies
+
+
+class ChatShapedAdapter(ProviderShaped):
+    """What the OpenAI and Anthropic adapters share: the client and model they were given, the
+    options merged into every body, and the provider's bare request body under them."""
+
+    def __init__(self, client: Any, model: str, *, protocol: str | None = None, **options: Any) -> None:
+        self.client, self.model, self.options = client, model, options
+        self._speak(protocol)
+
+    def bare(self, system: str | None, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
+             tool_choice: Any) -> dict[str, Any]:
+        """The provider's request body for one round, before the adapter's options."""
+        return self.provider.request_body(self.model, system=system, messages=messages, tools=tools,
+                                          tool_choice=tool_choice)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r})"
@@ -201,27 +238,6 @@ def with_options(base: dict[str, Any], options: Mapping[str, Any]) -> dict[str, 
     """`base` with the adapter's request options merged in; the run's own fields win."""
     return {**options, **base}
 
-
-def texts(parts: Any, kind_key: str, kind: str, text_key: str = "text") -> str:
-    """The concatenated text of the parts of one kind (robust to any shape: a reply is data)."""
-    if not isinstance(parts, list):
-        return ""
-    return "".join(str(p.get(text_key) or "") for p in parts
-                   if isinstance(p, dict) and (p.get(kind_key) == kind if kind_key else True))
-
-
-def first(value: Any, *keys: Any) -> Any:
-    """value[k1][k2]..., or None where a step is missing or of the wrong type."""
-    for key in keys:
-        if isinstance(key, int):
-            value = value[key] if isinstance(value, list) and len(value) > key else None
-        else:
-            value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def usage_of(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
 
 
 # A streamed answer ------------------------------------------------------------------------------

@@ -15,10 +15,14 @@ import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ._base import ModelError, ModelReply, call_sdk, first, raw_json, sdk_stream, usage_of
+from ._base import ModelError, ProviderShaped, call_sdk, raw_json, sdk_stream
 
 # generateContent's top-level fields besides contents; every other option is a generationConfig field.
 _TOP_LEVEL = frozenset({"safetySettings", "cachedContent", "labels"})
+
+
+def _chunk(response: Any) -> dict[str, Any]:
+    return raw_json(getattr(response, "body", None))
 
 
 def _camel(key: str) -> str:
@@ -26,44 +30,26 @@ def _camel(key: str) -> str:
     return head + "".join(w[:1].upper() + w[1:] for w in rest)
 
 
-def _chunk(response: Any) -> dict[str, Any]:
-    return raw_json(getattr(response, "body", None))
-
-
-def read_generate(body: Mapping[str, Any]) -> ModelReply:
-    parts = first(dict(body), "candidates", 0, "content", "parts")
-    text = "".join(str(p.get("text") or "") for p in parts
-                   if isinstance(p, dict) and not p.get("thought")) if isinstance(parts, list) else ""
-    finish = first(dict(body), "candidates", 0, "finishReason")
-    return ModelReply(dict(body), text, usage_of(body.get("usageMetadata")),
-                      finish if isinstance(finish, str) else None)
-
-
-class Gemini:
+class Gemini(ProviderShaped):
     """`Gemini(genai.Client(), "gemini-2.5-flash", temperature=0, thinking_config={...})`;
     options are GenerateContentConfig fields (snake_case or camelCase). `aio=True` uses the
     client's async face."""
 
     protocol = "gemini"
 
-    def __init__(self, client: Any, model: str, *, aio: bool = False, **options: Any) -> None:
+    def __init__(self, client: Any, model: str, *, aio: bool = False, protocol: str | None = None,
+                 **options: Any) -> None:
         self.client, self.model, self.aio = client, model, aio
         self.options = {_camel(k): v for k, v in options.items()}
-
-    def user_message(self, text: str) -> dict[str, Any]:
-        return {"role": "user", "parts": [{"text": text}]}
+        self._speak(protocol)
 
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"contents": list(messages)}
-        if system:
-            body["systemInstruction"] = {"parts": [{"text": system}]}
-        if tools:
-            body["tools"] = list(tools)
-        if tool_choice is not None:
-            body["toolConfig"] = tool_choice
+        body = self.provider.request_body(self.model, system=system, messages=messages, tools=tools,
+                                          tool_choice=tool_choice)
+        generation = body.pop("generationConfig", {})
         body.update({k: v for k, v in self.options.items() if k in _TOP_LEVEL})
-        generation = {k: v for k, v in self.options.items() if k not in _TOP_LEVEL}
+        generation = {**generation, **{k: v for k, v in self.options.items() if k not in _TOP_LEVEL}}
         body["generationConfig"] = generation  # the SDK sends one, empty or not: the record is the wire
         return body
 
@@ -94,8 +80,6 @@ class Gemini:
         path = f"{_transformers.t_model(api, self.model)}:streamGenerateContent?alt=sse"
         request = api.async_request_streamed if self.aio else api.request_streamed
         return sdk_stream(functools.partial(request, "post", path, dict(body)), _chunk)
-
-    read = staticmethod(read_generate)
 
     def __repr__(self) -> str:
         return f"Gemini({self.model!r})"

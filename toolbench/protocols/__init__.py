@@ -17,11 +17,28 @@ and any provider a user adds. Each function takes a name or a `Provider` object:
     register(provider) / unregister(name)   make a provider known by name (CLI, widgets too)
     names()                                 every name, the built-in ones (`PROTOCOLS`) first
     get_provider(name_or_provider)          the provider a name stands for
+    full_provider(name_or_provider)         the same with its model side (`FullProvider`)
+    notices()                               installed providers that were skipped, and why
     ChatCompletionsProvider("mistral", ...) an OpenAI-shaped API with its own name rules
     ResponsesProvider(...), BaseProvider    the Responses shape; a base for a new shape
     ImageLimits(max_side=..., ...)          what an API refuses of an image (`image_limits`)
     provider.stream_assembly()              a streamed answer put back together (`StreamAssembly`,
                                             each event's `StreamDelta`s)
+
+A provider is one object for everything provider-specific: the six methods of `Provider`
+(render, check, decode, encode history, a result, a tool choice) and its model side
+(`FullProvider`: `read_reply` for a reply's text, usage and finish; `user_message`,
+`system_messages` and `request_body`; `sampling_message` and `sampling_limits` for MCP
+sampling; `answer_messages` for a sub-agent's text answers; `looks_like` for replay's shape
+detection; `text_body`, `calls_body`, `error_body` for `ScriptedModel` and `LocalProvider`).
+`BaseProvider` has the model side (the built-in shapes' own, so `ChatCompletionsProvider("x")`
+reads and answers as OpenAI's API does); a provider with only the six methods still works
+where it did, with an empty reading of replies (`full_provider`).
+
+Installed packages add providers through the entry-point group `toolbench.providers` (one
+entry point per provider, named as it is: `mistral = "tb_mistral:MISTRAL"`, a provider or a
+zero-argument callable making one); they load on the first lookup of a name that is not built
+in, and one that cannot be used is skipped with a notice (`notices()`), never an error.
 
 No I/O happens here; the runtime wires these into snapshots and transcripts.
 """
@@ -42,7 +59,8 @@ from ._diff import ToolListDiff, diff, golden
 from ._media import ImageLimits
 from ._openai_chat import ChatCompletionsProvider
 from ._openai_responses import ResponsesProvider
-from ._registry import get_provider, names, register, unregister
+from ._plugins import notices
+from ._registry import full_provider, get_provider, names, register, unregister
 from ._results import abridge
 from .types import (
     GEMINI_SCHEMAS,
@@ -52,7 +70,9 @@ from .types import (
     DecodedCall,
     DecodedResponse,
     Exchange,
+    FullProvider,
     GeminiSchema,
+    ModelReply,
     Problem,
     ProtocolName,
     Provider,
@@ -76,8 +96,10 @@ __all__ = [
     "DecodedCall",
     "DecodedResponse",
     "Exchange",
+    "FullProvider",
     "GeminiSchema",
     "ImageLimits",
+    "ModelReply",
     "Problem",
     "ProtocolName",
     "Provider",
@@ -102,9 +124,11 @@ __all__ = [
     "encode_history",
     "encode_result",
     "encode_tool_choice",
+    "full_provider",
     "get_provider",
     "golden",
     "names",
+    "notices",
     "register",
     "render",
     "unregister",

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from ..core.arguments import MISSING
 from ..core.errors import ToolbenchError
+from ._anthropic_model import AnthropicModelSide
 from ._anthropic_strict import check_strict, strict_schema
 from ._base import BaseProvider, TurnPart
 from ._media import ANTHROPIC_IMAGES
@@ -128,7 +129,7 @@ def _refused(response: dict[str, Any]) -> ToolbenchError:
     return refusal(what, why)
 
 
-class AnthropicProvider(BaseProvider):
+class AnthropicProvider(AnthropicModelSide, BaseProvider):
     """The Anthropic Messages API (`"anthropic"`)."""
 
     name = PROTOCOL

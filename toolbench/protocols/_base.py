@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ._media import ImageLimits, crowd
+from ._model_side import ModelSide
 from ._shared import check_history, resolve_choice
 from ._turns import check_turns, replay_order
 from .types import (
@@ -41,11 +42,12 @@ class TurnPart:
     call: Exchange | None = None
 
 
-class BaseProvider(ABC):
+class BaseProvider(ModelSide, ABC):
     """A `Provider` whose `encode_history` is the shared skeleton; subclasses give the hooks.
 
     Subclass it for an API of a new shape; for an OpenAI-shaped one, `ChatCompletionsProvider`
-    or `ResponsesProvider` with your own name and rules is usually enough."""
+    or `ResponsesProvider` with your own name and rules is usually enough. The model side
+    (`read_reply`, `user_message`, ..., `calls_body`) starts from `ModelSide`'s defaults."""
 
     name: str
     # What the API refuses of an image in a tool result (`_media`); None: no image is checked

@@ -26,6 +26,7 @@ from typing import Any, Final
 from ..core.arguments import MISSING
 from ._base import BaseProvider, TurnPart
 from ._gemini_json import check_json_schema, prepare
+from ._gemini_model import GeminiModelSide
 from ._gemini_schema import check_schema, sanitise
 from ._media import GEMINI_IMAGES
 from ._recorded import history, split_error, text_of
@@ -124,7 +125,7 @@ def _tool_problems(name: str, schema: Any, openapi: bool) -> list[Problem]:
     return problems
 
 
-class GeminiProvider(BaseProvider):
+class GeminiProvider(GeminiModelSide, BaseProvider):
     """The Gemini generateContent API (`"gemini"`): calls and results pair by order and name."""
 
     name = PROTOCOL

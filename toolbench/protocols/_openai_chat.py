@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Final
 
 from ..core.arguments import MISSING
 from ._base import TurnPart
+from ._openai_chat_model import ChatModelSide
 from ._openai_rules import OpenAIRules
 from ._openai_strict import strict_schema
 from ._recorded import history, runs, split_error, text_of
@@ -54,7 +55,7 @@ def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class ChatCompletionsProvider(OpenAIRules):
+class ChatCompletionsProvider(ChatModelSide, OpenAIRules):
     """An OpenAI Chat Completions API: `ChatCompletionsProvider("mistral", max_tools=None)`.
 
     Tool results are text only (the API's `tool` message takes no images); each result's text

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Final
 from ..core.arguments import MISSING
 from ._base import TurnPart
 from ._media import RESPONSES_IMAGES, ImageLimits
+from ._openai_responses_model import ResponsesModelSide
 from ._openai_rules import OpenAIRules
 from ._openai_strict import strict_schema
 from ._recorded import history, runs, split_error, text_of
@@ -60,7 +61,7 @@ def _refused(items: Any) -> str | None:
 
 
 @dataclass(frozen=True)
-class ResponsesProvider(OpenAIRules):
+class ResponsesProvider(ResponsesModelSide, OpenAIRules):
     """An OpenAI Responses API: `ResponsesProvider("local-responses", max_tools=None)`.
 
     Tool results take images and PDFs as `input_image` / `input_file` items; `image_limits` are

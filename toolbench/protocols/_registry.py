@@ -1,23 +1,30 @@
-"""The providers by name: the four built in, and those a user registers at run time.
+"""The providers by name: the four built in, those installed packages declare, and those a user
+registers at run time.
 
 Every public function takes a provider or a name; `get_provider` is the one place a name
 becomes a provider, and `names()` the one list of names (the CLI's `--protocol` choices and
 the snapshot panel's selector read it). The built-in names are fixed: they cannot be replaced
 or unregistered, so `"openai"` means OpenAI's API in every notebook, run log and test.
+
+Installed providers come from the entry-point group `toolbench.providers` (`_plugins`), loaded
+once, the first time a name other than a built-in one is looked up (or `names()` is asked).
+`full_provider` is a provider with its model side (`_model_side`): itself when it has one.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from typing import Final
+from typing import Final, cast
 
 from ..core.errors import ToolbenchError
+from . import _plugins
 from ._anthropic import ANTHROPIC
 from ._gemini import GEMINI
+from ._model_side import MODEL_SIDE, WithDefaults
 from ._openai_chat import OPENAI
 from ._openai_responses import OPENAI_RESPONSES
-from .types import Provider
+from .types import FullProvider, Provider
 
 _BUILTIN: Final[dict[str, Provider]] = {p.name: p for p in (OPENAI, OPENAI_RESPONSES, ANTHROPIC, GEMINI)}
 NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -29,8 +36,9 @@ _write_lock: Final = threading.Lock()
 
 
 def names() -> tuple[str, ...]:
-    """Every provider name: the built-in ones (`PROTOCOLS`), then the registered ones in the
-    order they were registered."""
+    """Every provider name: the built-in ones (`PROTOCOLS`), then the installed and registered
+    ones in the order they came (the installed ones load first)."""
+    _plugins.load()
     return tuple(_providers)
 
 
@@ -39,12 +47,25 @@ def get_provider(protocol: str | Provider) -> Provider:
     (registered or not). Anything else is `protocol.unknown`."""
     if isinstance(protocol, str):
         found = _providers.get(protocol)
+        if found is None:  # maybe an installed provider, not looked for yet
+            _plugins.load()
+            found = _providers.get(protocol)
         if found is not None:
             return found
     elif isinstance(protocol, Provider) and not isinstance(protocol, type):
         _check_name(protocol)
         return protocol
     raise _unknown(protocol)
+
+
+def full_provider(protocol: str | Provider) -> FullProvider:
+    """`get_provider(protocol)` with its model side (`FullProvider`): the provider itself when it
+    has every method (a `BaseProvider` does), else the provider with `ModelSide`'s defaults for
+    what it lacks (an empty reading of replies, plain user messages, no scripted bodies)."""
+    provider = get_provider(protocol)
+    if all(callable(getattr(provider, attr, None)) for attr in MODEL_SIDE):
+        return cast(FullProvider, provider)  # checked just above
+    return WithDefaults(provider)  # the six forwarded, the rest defaults
 
 
 def _check_name(provider: Provider) -> None:
@@ -69,6 +90,7 @@ def register(provider: Provider, *, replace: bool = False) -> Provider:
                              "a class must be instantiated)")
     _check_name(provider)
     name = provider.name
+    _plugins.load()  # the installed providers come first, and a clash with one is a clash
     with _write_lock:
         global _providers
         if name in _BUILTIN or (name in _providers and not replace):
@@ -88,6 +110,21 @@ def unregister(name: str) -> None:
         if name not in _providers:
             raise _unknown(name)
         _providers = {k: v for k, v in _providers.items() if k != name}
+
+
+def _add(provider: Provider) -> None:
+    """Register an installed provider (the caller checked it); nothing if its name is taken."""
+    with _write_lock:
+        global _providers
+        if provider.name not in _providers:
+            _providers = {**_providers, provider.name: provider}
+
+
+def _remove(name: str) -> None:
+    with _write_lock:
+        global _providers
+        if name not in _BUILTIN:
+            _providers = {k: v for k, v in _providers.items() if k != name}
 
 
 def _unknown(protocol: object) -> ToolbenchError:

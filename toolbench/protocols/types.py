@@ -2,13 +2,14 @@
 
 Nothing here imports the runtime: a tool to render is anything with a `call_name` and a
 `descriptor` carrying `description` and `input_schema` (a snapshot binding fits); a provider
-is anything with a `name` and the six methods of `Provider`.
+is anything with a `name` and the six methods of `Provider`; `FullProvider` adds the model
+side (reading replies, conversation messages, sampling, replay shapes, scripted bodies).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 ProtocolName: TypeAlias = Literal["openai", "openai-responses", "anthropic", "gemini"]
@@ -165,6 +166,17 @@ class DecodedResponse:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelReply:
+    """A provider's answer: the response body as received, and what a run reads from it
+    (`Provider.read_reply`; `toolbench.models.ModelReply` is this class)."""
+
+    body: dict[str, Any]
+    text: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    finish: str | None = None  # the provider's own stop/finish reason
+
+
+@dataclass(frozen=True, slots=True)
 class StreamDelta:
     """What one stream event added, for a live view: `kind` "text" (answer text), "thinking"
     (reasoning text), or "arguments" (a tool call's: `text` is a fragment of its arguments, the
@@ -236,6 +248,62 @@ class Provider(Protocol):
         """The request's tool choice, or `None` for "send neither tools nor a choice"."""
         ...
 
+
+class FullProvider(Provider, Protocol):
+    """A `Provider` with the model side too: what a run, a reopened or replayed run, MCP
+    sampling, sub-agents, `ScriptedModel` and `LocalProvider` ask of it (defaults and details in
+    `toolbench.protocols._model_side`). `BaseProvider` has them all (the built-in shapes' own,
+    or defaults); `full_provider(p)` gives the defaults to a provider with only the six methods.
+    `register` asks for the six only."""
+
+    def read_reply(self, body: Mapping[str, Any]) -> ModelReply:
+        """A reply body's text, usage and finish reason (pure: reopened runs read logged bodies)."""
+        ...
+
+    def user_message(self, text: str) -> dict[str, Any]:
+        """The user message holding `text` (a run's prompt, a sub-agent's brief and mail)."""
+        ...
+
+    def system_messages(self, system: str | None) -> list[dict[str, Any]]:
+        """The messages carrying a system prompt inside the conversation (`[]`: a request field)."""
+        ...
+
+    def request_body(self, model: str, *, system: str | None, messages: Sequence[Mapping[str, Any]],
+                     tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
+        """A bare request body: the conversation, the system prompt, the tools and the choice."""
+        ...
+
+    def sampling_message(self, role: str, blocks: Sequence[Any]) -> dict[str, Any]:
+        """One MCP `sampling/createMessage` message (its role and content blocks) in this shape."""
+        ...
+
+    def sampling_limits(self, body: dict[str, Any], *, max_tokens: int | None, temperature: float | None,
+                        stop: Sequence[str] | None) -> dict[str, Any]:
+        """`body` with a sampling request's limits under this API's field names."""
+        ...
+
+    def answer_messages(self, body: Mapping[str, Any], text: str) -> list[dict[str, Any]]:
+        """A text answer (no calls) as the messages that keep it in a sub-agent's conversation."""
+        ...
+
+    def looks_like(self, pair: Mapping[str, Any]) -> bool:
+        """Whether a recorded `{"request", "response"}` pair has this API's shape (replay)."""
+        ...
+
+    def text_body(self, text: str, *, n: int = 1, usage: tuple[int, int] | None = None,
+                  model: str = "scripted") -> dict[str, Any]:
+        """A bare answer body of `text` (`ScriptedModel`, `LocalProvider`)."""
+        ...
+
+    def calls_body(self, calls: Sequence[Sequence[Any]], *, n: int = 1, text: str | None = None,
+                   usage: tuple[int, int] | None = None, model: str = "scripted") -> dict[str, Any]:
+        """A bare answer body making `calls`, each `(call_name, arguments[, call_id])`."""
+        ...
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """The error body this API answers with an HTTP `status`."""
+        ...
+
 __all__ = [
     "GEMINI_SCHEMAS",
     "PROTOCOLS",
@@ -243,7 +311,9 @@ __all__ = [
     "DecodedCall",
     "DecodedResponse",
     "Exchange",
+    "FullProvider",
     "GeminiSchema",
+    "ModelReply",
     "Problem",
     "ProtocolName",
     "Provider",

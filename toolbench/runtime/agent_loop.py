@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolbenchError
 from ..models import Model
-from ..models._openai import OpenAIChat, read_chat
-from ..protocols import decode_calls
+from ..models._base import ProviderShaped
+from ..models._openai import OpenAIChat
+from ..protocols import decode_calls, full_provider
 
 if TYPE_CHECKING:
     from ..core.descriptors import ToolDescriptor
@@ -60,7 +61,7 @@ def read_reply(reply: Any) -> tuple[list[tuple[Any, ...]], str]:
 _CHAT = OpenAIChat(None, "callable")  # the request and message shapes of the callable form
 
 
-class CallableModel:
+class CallableModel(ProviderShaped):
     """The older model form as a `Model`: `fn(messages, tools)` gets the OpenAI Chat Completions
     messages (the system prompt first) and the `"openai"` tool list, and answers a list of
     `(call_name, arguments[, call_id])` tuples, a text, or a Chat Completions response body.
@@ -72,11 +73,6 @@ class CallableModel:
     def __init__(self, fn: ChatCallable) -> None:
         self.fn = fn
         self.model = str(getattr(fn, "model", None) or getattr(fn, "__name__", type(fn).__name__))
-
-    read = staticmethod(read_chat)
-
-    def user_message(self, text: str) -> dict[str, Any]:
-        return _CHAT.user_message(text)
 
     def request(self, *, system: str | None, messages: Sequence[Mapping[str, Any]],
                 tools: Sequence[Mapping[str, Any]], tool_choice: Any) -> dict[str, Any]:
@@ -108,23 +104,9 @@ def as_model(model: AnyModel) -> Model:
 
 def answer_messages(model: Model, body: Mapping[str, Any], text: str) -> list[dict[str, Any]]:
     """A text answer (no calls) as the provider's assistant message(s), to keep it in the
-    conversation: the blocks, items or parts as they came (thinking and all)."""
-    content: Any
-    if model.protocol == "openai-responses":
-        output = body.get("output")
-        items = [dict(i) for i in output if isinstance(i, Mapping) and i.get("type") in ("message", "reasoning")] \
-            if isinstance(output, list) else []
-        return items or [{"role": "assistant", "content": text}]
-    if model.protocol == "anthropic" and isinstance(content := body.get("content"), list) and content:
-        return [{"role": "assistant", "content": content}]
-    if model.protocol == "gemini":
-        candidates = body.get("candidates")
-        first = candidates[0] if isinstance(candidates, list) and candidates else None
-        if isinstance(first, Mapping) and isinstance(content := first.get("content"), Mapping) and content.get("parts"):
-            return [{"role": "model", **dict(content)}]
-        return [{"role": "model", "parts": [{"text": text}]}] if text else []
-    # Chat Completions keeps an empty answer too (as before); other providers refuse empty content.
-    return [{"role": "assistant", "content": text}] if text or model.protocol == "openai" else []
+    conversation: the blocks, items or parts as they came, thinking and all (the provider's
+    `answer_messages`)."""
+    return full_provider(model.protocol).answer_messages(body, text)
 
 
 def opening(task: _Task) -> tuple[str, str]:

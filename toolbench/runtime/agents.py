@@ -47,6 +47,7 @@ from ..core.agents import (
 )
 from ..core.errors import ToolbenchError, ToolError
 from ..core.profile import Profile
+from ..protocols import full_provider
 from ..tools.agents import TASK_RETURN
 from . import agent_roster, worktrees
 from .agent_drive import drive
@@ -173,7 +174,7 @@ class AgentsService:
         calls and results, text answers, mail (for Chat Completions, the callable form included,
         the system prompt first, as its requests have it)."""
         task = self._task(task_id)
-        head = [{"role": "system", "content": task.system}] if task.protocol == "openai" and task.system else []
+        head = full_provider(task.protocol).system_messages(task.system) if task.protocol else []
         return [*head, *task.messages]
 
     def inbox(self, invocation_id: str) -> list[dict[str, Any]]:

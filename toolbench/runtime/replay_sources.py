@@ -11,10 +11,11 @@ the next pair's request: it answers the response before it). A pair's `response`
 in the last pair: its request then only carries the results of the response before it.
 
 The protocol of raw pairs, when `protocol=` does not name it, is read from the first pair's
-shape: a response with `choices` is Chat Completions, with `candidates` Gemini, with an `output`
-list Responses, with a `content` list (or `type: "message"`) Anthropic; without a response, a
-request with `contents` is Gemini, with `input` Responses, and `messages` holding `tool`
-messages or `tool_result` blocks Chat or Anthropic.
+shape: the first provider of `names()` (the built-in ones first) whose `looks_like(pair)` is
+true. For the built-in ones, a response with `choices` is Chat Completions, with an `output`
+list Responses, with a `content` list (or `type: "message"`) Anthropic, with `candidates`
+Gemini; without a response, a request with `input` is Responses, with `contents` Gemini, and
+`messages` holding `tool` messages or `tool_result` blocks Chat or Anthropic.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import ToolbenchError
 from ..core.fileio import read_regular_file
 from ..core.results import ToolResult
-from ..protocols import decode_response, decode_results, get_provider
+from ..protocols import decode_response, decode_results, full_provider, get_provider, names
 from ..protocols.types import DecodedCall, RecordedResult
 from .invocation import Invocation
 from .run import Run
@@ -179,31 +180,12 @@ def _from_pairs(pairs: list[Any], protocol: str | None) -> Recording:
 def detect_protocol(pair: Mapping[str, Any]) -> str:
     """The provider whose shape a pair has (see the module docstring); `replay.protocol_undetected`
     when none fits: pass `protocol=` then."""
-    response, request = pair.get("response"), pair.get("request") or {}
-    if isinstance(response, Mapping):
-        if "choices" in response:
-            return "openai"
-        if "candidates" in response:
-            return "gemini"
-        if isinstance(response.get("output"), list):
-            return "openai-responses"
-        if isinstance(response.get("content"), list) or response.get("type") == "message":
-            return "anthropic"
-    elif "contents" in request:
-        return "gemini"
-    elif "input" in request:
-        return "openai-responses"
-    else:
-        messages = request.get("messages")
-        for message in messages if isinstance(messages, list) else ():
-            if isinstance(message, Mapping) and message.get("role") == "tool":
-                return "openai"
-            blocks = message.get("content") if isinstance(message, Mapping) else None
-            if isinstance(blocks, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result"
-                                                for b in blocks):
-                return "anthropic"
+    known = names()
+    for name in known:
+        if full_provider(name).looks_like(pair):
+            return name
     raise ToolbenchError("replay.protocol_undetected", "cannot tell the provider from the first pair's shape; "
-                         "pass protocol= (one of openai, openai-responses, anthropic, gemini)")
+                         f"pass protocol= (one of {', '.join(known)})")
 
 
 def _decode(protocol: str, response: Any, where: str, seed: str | None) -> tuple[DecodedCall, ...]:

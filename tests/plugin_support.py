@@ -1,0 +1,51 @@
+"""Installed providers without a pip install: a `*.dist-info` folder (METADATA and
+entry_points.txt) written into a temporary folder on `sys.path` is what `importlib.metadata`
+finds, and tests/fixtures/user_provider holds the package it names (`tb_mistral`)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from toolbench.protocols import _plugins
+
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: its toolbench, not an installed one
+USER_PROVIDER = ROOT / "tests" / "fixtures" / "user_provider"
+MISTRAL_ENTRY = {"mistral": "tb_mistral:MISTRAL"}  # as the fixture's pyproject.toml declares it
+
+
+def write_dist(root: Path, name: str, entry_points: Mapping[str, str], version: str = "0.1") -> Path:
+    """A distribution's metadata in `root`, declaring `entry_points` in `toolbench.providers`."""
+    info = root / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    lines = "".join(f"{key} = {value}\n" for key, value in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[{_plugins.GROUP}]\n{lines}", encoding="utf-8")
+    return info
+
+
+def pythonpath(root: Path) -> dict[str, str]:
+    """The environment of a subprocess that finds the distributions in `root` and the fixture."""
+    paths = [str(ROOT), str(root), str(USER_PROVIDER), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
+@contextmanager
+def installed(root: Path) -> Iterator[None]:
+    """The distributions written in `root` (and the fixture package) on `sys.path`, with the
+    registry's entry points read afresh on the next lookup, and forgotten after."""
+    added = [str(root), str(USER_PROVIDER)]
+    sys.path[:0] = added
+    importlib.invalidate_caches()
+    _plugins.reset()
+    try:
+        yield
+    finally:
+        _plugins.reset()
+        for path in added:
+            sys.path.remove(path)
+        importlib.invalidate_caches()
