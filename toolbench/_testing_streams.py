@@ -137,8 +137,10 @@ def _chat(body: Mapping[str, Any], chunk: int) -> Iterator[Event]:
     for choice in body.get("choices", []):
         index, message = choice.get("index", 0), dict(choice.get("message") or {})
 
-        def delta(d: dict[str, Any], finish: Any = None, _index: int = index) -> Event:
-            return out([{"index": _index, "delta": d, "logprobs": None, "finish_reason": finish}])
+        odds = {"logprobs": None} if "logprobs" in choice else {}  # a server that sends none streams none
+
+        def delta(d: dict[str, Any], finish: Any = None, _index: int = index, _odds: Any = odds) -> Event:
+            return out([{"index": _index, "delta": d, **_odds, "finish_reason": finish}])
 
         content, calls = message.pop("content", None), message.pop("tool_calls", None) or []
         strings = {k: v for k, v in message.items() if k != "role" and isinstance(v, str)}
@@ -155,8 +157,8 @@ def _chat(body: Mapping[str, Any], chunk: int) -> Iterator[Event]:
                                          "function": {**function, "arguments": ""}}]})
             for piece in _pieces(arguments, chunk):
                 yield delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-        yield out([{"index": index, "delta": {}, "logprobs": choice.get("logprobs"),
-                    "finish_reason": choice.get("finish_reason")}])
+        last = {"logprobs": choice["logprobs"]} if "logprobs" in choice else {}
+        yield out([{"index": index, "delta": {}, **last, "finish_reason": choice.get("finish_reason")}])
     if "usage" in body:
         yield out([], usage=body["usage"])
     yield None, DONE
