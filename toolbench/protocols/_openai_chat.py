@@ -24,13 +24,12 @@ from ._openai_strict import strict_schema
 from ._recorded import history, runs, split_error, text_of
 from ._results import result_parts
 from ._shared import (
-    compact_json,
+    arguments_text,
     decoded_call,
     get_dict,
     invalid_call,
     invalid_response,
     refusal,
-    replay_object,
     seed_digest,
     truncated,
 )
@@ -108,9 +107,8 @@ class ChatCompletionsProvider(OpenAIRules):
         return DecodedResponse(tuple(calls), assistant_turn(self.name, items))
 
     def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:
-        arguments = compact_json(replay_object(exchange.arguments))
         return {"id": exchange.call_id, "type": "function",
-                "function": {"name": exchange.call_name, "arguments": arguments}, **extra}
+                "function": {"name": exchange.call_name, "arguments": arguments_text(exchange)}, **extra}
 
     def round_messages(self, turn: Sequence[TurnPart], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # The message's text is what the turn kept besides the calls; the API takes no other part.

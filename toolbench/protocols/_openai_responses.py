@@ -23,12 +23,11 @@ from ._openai_strict import strict_schema
 from ._recorded import history, runs, split_error, text_of
 from ._results import RESPONSES_TAKES, responses_item, result_parts
 from ._shared import (
-    compact_json,
+    arguments_text,
     decoded_call,
     invalid_call,
     invalid_response,
     refusal,
-    replay_object,
     truncated,
 )
 from ._turns import assistant_turn, call_slot, kept_item, without_none
@@ -107,7 +106,7 @@ class ResponsesProvider(OpenAIRules):
 
     def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:
         return {"type": "function_call", "call_id": exchange.call_id, "name": exchange.call_name,
-                "arguments": compact_json(replay_object(exchange.arguments)), **extra}
+                "arguments": arguments_text(exchange), **extra}
 
     def round_messages(self, turn: Sequence[TurnPart], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Flat items: the turn's (kept items and calls, in order), then the outputs.

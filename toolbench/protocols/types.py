@@ -99,13 +99,19 @@ class ResultView:
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
-    """One call of a round and its result; `result=None` means no confirmed result."""
+    """One call of a round and its result; `result=None` means no confirmed result.
+
+    `arguments_text` is the JSON text `arguments` came as, when the provider sent text (OpenAI's
+    two APIs): those APIs get it back verbatim, so the prompt prefix stays byte-identical for
+    their caches (`None`: the compact JSON of `arguments` is sent). It must be that object's
+    text; invalid arguments are replayed as `{}` with no text."""
 
     call_id: str
     call_name: str
     arguments: Mapping[str, Any]
     result: ResultView | None
     signature: str | None = None
+    arguments_text: str | None = None
 
 
 Round: TypeAlias = Sequence[Exchange]
