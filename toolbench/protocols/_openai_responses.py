@@ -33,7 +33,7 @@ from ._shared import (
 from ._turns import assistant_turn, call_slot, kept_item, without_none
 from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions
 
-CALL_FIELDS: Final = frozenset({"type", "call_id", "name", "arguments"})  # what encode rebuilds from the record
+CALL_FIELDS: Final = ("type", "call_id", "name", "arguments")  # what encode rebuilds from the record, in its order
 
 
 def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
@@ -101,7 +101,8 @@ class ResponsesProvider(OpenAIRules):
             call = decoded_call(f"function_call item {i}", item.get("name"), item.get("call_id"), "call_id",
                                 item.get("arguments", MISSING), seen)
             calls.append(call)
-            kept.append(call_slot(call.call_id, {k: v for k, v in without_none(item).items() if k not in CALL_FIELDS}))
+            extra = {k: v for k, v in without_none(item).items() if k not in CALL_FIELDS}
+            kept.append(call_slot(call.call_id, extra, list(item), CALL_FIELDS))
         return DecodedResponse(tuple(calls), assistant_turn(self.name, kept))
 
     def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:

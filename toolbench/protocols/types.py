@@ -153,7 +153,9 @@ class AssistantTurn:
     provider sent them: `{"item": <block, item or part as sent, null fields left out>}` for what
     is not a call, `{"call": <call id>}` where a call stood, with `"extra"` holding the call's
     own provider fields to send back (a Gemini part's `thoughtSignature`, a Responses item's
-    `id`). Plain JSON, so the run log keeps it as it is."""
+    `id`) and `"keys"` the order its fields came in, when the encoder's differs. A Chat
+    Completions turn holds the message itself as an item, its `tool_calls` empty. Plain JSON, so
+    the run log keeps it as it is."""
 
     protocol: str
     items: tuple[Mapping[str, Any], ...]
