@@ -74,12 +74,14 @@ def wire(value: Any) -> Any:
 # --- the scripted model, every protocol ----------------------------------------------------------
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_round_two_starts_with_round_one_and_its_answer_byte_for_byte(bench: Workbench, protocol: str) -> None:
-    model = ScriptedModel([[("echo", ARGUMENTS), ("dice_roll", '{"formula": "d6"}')], "done"], protocol=protocol)
+def test_each_request_starts_with_the_one_before_and_its_answer_byte_for_byte(bench: Workbench,
+                                                                             protocol: str) -> None:
+    plan = [[("echo", ARGUMENTS), ("dice_roll", '{"formula": "d6"}')], [("echo", '{"x" : [ 1 ,2 ]}')], "done"]
+    model = ScriptedModel(plan, protocol=protocol)
     run = bench.invocation().run(model, "go")
     assert run.stop_reason == "final"
-    first, second = model.bodies
-    assert_prefix(protocol, first, second, run.rounds[0].response)
+    for before, after, answer in zip(model.bodies, model.bodies[1:], [r.response for r in run.rounds], strict=False):
+        assert_prefix(protocol, before, after, answer)
 
 
 # --- the real SDK clients against LocalProvider ---------------------------------------------------

@@ -128,7 +128,8 @@ def encode_history(
 ) -> list[dict[str, Any]]:
     """The provider's messages for past rounds: each round's calls, then one result per call.
 
-    Arguments are replayed as the object given (invalid ones should be passed as `{}`); errors
+    Arguments are replayed as the object given (invalid ones should be passed as `{}`), or, to
+    the APIs that carry them as text, as the exchange's `arguments_text` when it has one; errors
     read `## Tool error`, a blank line, then the text; a call whose result is `None` gets an
     error result saying the outcome is unknown and to check the state before repeating it.
     `turns`, one per round (or `None` for a round), are the rounds' assistant turns from
