@@ -93,7 +93,7 @@ def test_respond_and_transcript_run_a_round_in_the_providers_shape(bench):
     assert inv.transcript("mistral") == [
         {"role": "assistant", "content": "Rolling first.", "tool_calls": [
             {"id": "D681PevKs", "type": "function",
-             "function": {"name": "dice_roll", "arguments": '{"formula":"1d6"}'}},
+             "function": {"name": "dice_roll", "arguments": '{"formula": "1d6"}'}},  # as sent
         ]},
         {"role": "tool", "tool_call_id": "D681PevKs", "content": result.content, "name": "dice_roll"},
     ]

@@ -8,6 +8,11 @@ JSON means RFC 8259: `NaN`, `Infinity` and numbers past a float's range (`1e400`
 JSON, and providers refuse them when the arguments are replayed, so they are invalid here.
 Arguments nested deeper than `MAX_DEPTH` levels are invalid too: valid JSON, but past what the
 serialisers behind the records, the schema checks and the MCP SDK take (about 255 levels).
+
+An object that came as JSON text (OpenAI's two APIs send arguments as a string) keeps that text
+(`sent_text`): a transcript sends it back verbatim, so the prompt a provider caches stays
+byte-identical; the object is what it means. The empty forms keep no text: they are no object
+text to send back, and are replayed as `{}` like invalid arguments.
 """
 
 from __future__ import annotations
@@ -43,15 +48,20 @@ MISSING: Final = _Missing()
 
 
 class ToolArguments:
-    """Decoded call arguments: a valid object, or the raw invalid text. Frozen."""
+    """Decoded call arguments: a valid object, or the raw invalid text. Frozen.
 
-    __slots__ = ("_raw", "_value")
+    Equality and hashing are by meaning (the object, or the invalid text): the same object sent
+    as differently spaced text is the same arguments; `sent_text` only shapes the replay."""
+
+    __slots__ = ("_raw", "_text", "_value")
     _value: dict[str, Any] | None
     _raw: str | None
+    _text: str | None
 
-    def __init__(self, value: dict[str, Any] | None, raw: str | None) -> None:
+    def __init__(self, value: dict[str, Any] | None, raw: str | None, text: str | None = None) -> None:
         object.__setattr__(self, "_value", value)
         object.__setattr__(self, "_raw", raw)
+        object.__setattr__(self, "_text", text if value is not None else None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("ToolArguments is frozen")
@@ -81,7 +91,7 @@ class ToolArguments:
             if parsed is None:
                 return cls({}, None)
             if isinstance(parsed, dict):
-                return cls(parsed, None)
+                return cls(parsed, None, wire)
             return cls(None, wire)
         return cls(None, _compact(wire))
 
@@ -108,8 +118,21 @@ class ToolArguments:
         assert self._raw is not None
         raise ToolError("tool.invalid_arguments", invalid_arguments_message(self._raw))
 
+    @property
+    def sent_text(self) -> str | None:
+        """The JSON text a valid object came as (module doc); None when it came as an object,
+        or for the empty forms and invalid arguments (`raw` holds invalid text)."""
+        return self._text
+
     def replay_text(self) -> str:
+        """The object as compact JSON (`{}` for invalid arguments): the canonical text."""
         return _compact(self._value) if self._value is not None else "{}"
+
+    def stored_text(self) -> str | None:
+        """`sent_text` when it differs from `replay_text()` (what a record must keep to give it
+        back; the same text is rebuilt from the object), else None."""
+        text = self._text
+        return text if text is not None and text != self.replay_text() else None
 
     def replay_object(self) -> dict[str, Any]:
         return self._value if self._value is not None else {}
@@ -119,8 +142,16 @@ class ToolArguments:
         return self._value if self._value is not None else self._raw
 
     @classmethod
-    def from_json(cls, value: Any) -> ToolArguments:
-        return cls(value, None) if isinstance(value, dict) else cls.decode(value)
+    def from_json(cls, value: Any, text: Any = None) -> ToolArguments:
+        """The persistence form read back; `text` is the `stored_text()` kept beside it, taken
+        only when it is JSON text of that very object (a log is data, not trusted to agree)."""
+        if not isinstance(value, dict):
+            return cls.decode(value)
+        if isinstance(text, str):
+            sent = cls.decode(text)
+            if sent._text is not None and sent._value == value:
+                return cls(value, None, text)
+        return cls(value, None)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolArguments):

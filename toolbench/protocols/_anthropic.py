@@ -44,7 +44,7 @@ DOCUMENTED_NAME_BYTES: Final = 64  # what the documentation promises
 PROPERTY_KEY: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 REMOVED: Final = frozenset({"$schema", "$id"})
 TRUNCATED: Final = frozenset({"max_tokens", "model_context_window_exceeded"})
-CALL_FIELDS: Final = frozenset({"type", "id", "name", "input"})  # what encode rebuilds from the record
+CALL_FIELDS: Final = ("type", "id", "name", "input")  # what encode rebuilds from the record, in its order
 
 
 def sanitise(schema: Any) -> Any:
@@ -173,7 +173,7 @@ class AnthropicProvider(AnthropicModelSide, BaseProvider):
                                 block.get("input", MISSING), seen)
             calls.append(call)
             extra = {k: v for k, v in without_none(block).items() if k not in CALL_FIELDS}
-            items.append(call_slot(call.call_id, extra))
+            items.append(call_slot(call.call_id, extra, list(block), CALL_FIELDS))
         return DecodedResponse(tuple(calls), assistant_turn(self.name, items))
 
     def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:

@@ -100,10 +100,14 @@ def decode_results(protocol: str | Provider, request: Any,
     told each call returned (`RecordedResult`: content without the `## Tool error` heading, and
     is_error). Reads Chat Completions `tool` messages, Responses `function_call_output` items,
     Anthropic `tool_result` blocks and Gemini `functionResponse` parts. A Gemini result without
-    an id is paired by name, in order, with `calls` (the decoded calls of the response it
-    answers), from the request's newest results only. A body that is not the provider's shape
-    raises `ToolbenchError` with `model.invalid_response`."""
-    return pair(_reader(protocol).read_results(request), calls)
+    an id, or with an id that names none of `calls` (a client's own, on calls Gemini sent
+    without one), is paired by name, in order, with `calls` (the decoded calls of the response
+    it answers), from the request's newest results only. A body that is not the provider's
+    shape raises `ToolbenchError` with `model.invalid_response`."""
+    reader = _reader(protocol)
+    # An API whose calls need no ids (`call_ids_required` False) pairs by order and name.
+    by_order = getattr(reader, "call_ids_required", True) is False
+    return pair(reader.read_results(request), calls, by_order=by_order)
 
 
 def decode_result(protocol: str | Provider, element: Any) -> RecordedResult:
@@ -124,7 +128,8 @@ def encode_history(
 ) -> list[dict[str, Any]]:
     """The provider's messages for past rounds: each round's calls, then one result per call.
 
-    Arguments are replayed as the object given (invalid ones should be passed as `{}`); errors
+    Arguments are replayed as the object given (invalid ones should be passed as `{}`), or, to
+    the APIs that carry them as text, as the exchange's `arguments_text` when it has one; errors
     read `## Tool error`, a blank line, then the text; a call whose result is `None` gets an
     error result saying the outcome is unknown and to check the state before repeating it.
     `turns`, one per round (or `None` for a round), are the rounds' assistant turns from

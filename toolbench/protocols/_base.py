@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from ._media import ImageLimits, crowd
 from ._model_side import ModelSide
 from ._shared import check_history, resolve_choice
-from ._turns import check_turns, replay_order
+from ._turns import arrange, check_turns, replay_order
 from .types import (
     AssistantTurn,
     DecodedResponse,
@@ -102,6 +102,7 @@ class BaseProvider(ModelSide, ABC):
             if not exchanges:
                 continue
             order = replay_order(self.name, exchanges, turns[at] if turns else None)
-            turn = [TurnPart(part) if ex is None else TurnPart(self.encode_call(ex, part), ex) for ex, part in order]
+            turn = [TurnPart(part) if ex is None else TurnPart(arrange(self.encode_call(ex, part), keys), ex)
+                    for ex, part, keys in order]
             messages += self.round_messages(turn, [self.encode_result(p.call) for p in turn if p.call is not None])
         return messages

@@ -205,7 +205,8 @@ class GeminiProvider(GeminiModelSide, BaseProvider):
                     call_id, name, function_call.get("args", MISSING), signature if isinstance(signature, str) else None
                 )
             )
-            items.append(call_slot(call_id, {k: v for k, v in part.items() if k != "functionCall" and v is not None}))
+            extra = {k: v for k, v in part.items() if k != "functionCall" and v is not None}
+            items.append(call_slot(call_id, extra, list(part), ("functionCall",)))
         return DecodedResponse(tuple(calls), assistant_turn(self.name, items))
 
     def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:

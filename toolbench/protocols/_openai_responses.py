@@ -24,19 +24,18 @@ from ._openai_strict import strict_schema
 from ._recorded import history, runs, split_error, text_of
 from ._results import RESPONSES_TAKES, responses_item, result_parts
 from ._shared import (
-    compact_json,
+    arguments_text,
     decoded_call,
     invalid_call,
     invalid_response,
     refusal,
-    replay_object,
     truncated,
 )
 from ._stream_openai import ResponsesStream
 from ._turns import assistant_turn, call_slot, kept_item, without_none
 from .types import DecodedCall, DecodedResponse, Exchange, RecordedResult, RenderableTool, RenderOptions, StreamAssembly
 
-CALL_FIELDS: Final = frozenset({"type", "call_id", "name", "arguments"})  # what encode rebuilds from the record
+CALL_FIELDS: Final = ("type", "call_id", "name", "arguments")  # what encode rebuilds from the record, in its order
 
 
 def render_tool(tool: RenderableTool, strict: bool) -> dict[str, Any]:
@@ -109,12 +108,13 @@ class ResponsesProvider(ResponsesModelSide, OpenAIRules):
             call = decoded_call(f"function_call item {i}", item.get("name"), item.get("call_id"), "call_id",
                                 item.get("arguments", MISSING), seen)
             calls.append(call)
-            kept.append(call_slot(call.call_id, {k: v for k, v in without_none(item).items() if k not in CALL_FIELDS}))
+            extra = {k: v for k, v in without_none(item).items() if k not in CALL_FIELDS}
+            kept.append(call_slot(call.call_id, extra, list(item), CALL_FIELDS))
         return DecodedResponse(tuple(calls), assistant_turn(self.name, kept))
 
     def encode_call(self, exchange: Exchange, extra: dict[str, Any]) -> dict[str, Any]:
         return {"type": "function_call", "call_id": exchange.call_id, "name": exchange.call_name,
-                "arguments": compact_json(replay_object(exchange.arguments)), **extra}
+                "arguments": arguments_text(exchange), **extra}
 
     def round_messages(self, turn: Sequence[TurnPart], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Flat items: the turn's (kept items and calls, in order), then the outputs.

@@ -83,15 +83,19 @@ def runs(items: Sequence[Any], keep: Callable[[Any], bool]) -> list[list[Any]]:
     return groups
 
 
-def pair(groups: Sequence[Sequence[RecordedResult]], calls: Sequence[DecodedCall] = ()) -> dict[str, RecordedResult]:
-    """Each recorded result by call id. A result without an id (Gemini pairs by order and name)
-    is given the id of the first call of `calls` (the response it answers) with its name that
-    has no result yet; only the newest group is read for those: it answers the last response."""
+def pair(groups: Sequence[Sequence[RecordedResult]], calls: Sequence[DecodedCall] = (), *,
+         by_order: bool = False) -> dict[str, RecordedResult]:
+    """Each recorded result by call id. A result without an id is given the id of the first call
+    of `calls` (the response it answers) with its name that has no result yet; only the newest
+    group is read for those: it answers the last response. With `by_order` (an API that pairs
+    by order and name, Gemini), so is a result whose id names none of `calls`: a client that
+    put its own ids on calls that came without one (decode named them) answers with those."""
     by_id = {r.call_id: r for group in groups for r in group if r.call_id}
     if groups:
+        known = {c.call_id for c in calls}
         free = [c for c in calls if c.call_id not in by_id]
         for result in groups[-1]:
-            if result.call_id:
+            if result.call_id and (not by_order or result.call_id in known):
                 continue
             match = next((c for c in free if c.call_name == result.call_name), None)
             if match is not None:

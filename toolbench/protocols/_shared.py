@@ -239,6 +239,14 @@ def replay_object(arguments: Any) -> dict[str, Any]:
     return {}
 
 
+def arguments_text(exchange: Exchange) -> str:
+    """A call's arguments as the APIs that carry them as text take them back: the text the
+    provider sent when the record kept it (verbatim: the prompt prefix stays byte-identical),
+    else the object's compact JSON (`{}` for invalid arguments)."""
+    text = exchange.arguments_text
+    return text if isinstance(text, str) else compact_json(replay_object(exchange.arguments))
+
+
 def check_history(rounds: Iterable[Iterable[Exchange]], *, ids_required: bool = True,
                   ids_unique: bool = True) -> None:
     """Refuse a history the provider does not accept: empty names, empty call ids (where ids

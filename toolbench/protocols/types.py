@@ -100,13 +100,19 @@ class ResultView:
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
-    """One call of a round and its result; `result=None` means no confirmed result."""
+    """One call of a round and its result; `result=None` means no confirmed result.
+
+    `arguments_text` is the JSON text `arguments` came as, when the provider sent text (OpenAI's
+    two APIs): those APIs get it back verbatim, so the prompt prefix stays byte-identical for
+    their caches (`None`: the compact JSON of `arguments` is sent). It must be that object's
+    text; invalid arguments are replayed as `{}` with no text."""
 
     call_id: str
     call_name: str
     arguments: Mapping[str, Any]
     result: ResultView | None
     signature: str | None = None
+    arguments_text: str | None = None
 
 
 Round: TypeAlias = Sequence[Exchange]
@@ -148,7 +154,9 @@ class AssistantTurn:
     provider sent them: `{"item": <block, item or part as sent, null fields left out>}` for what
     is not a call, `{"call": <call id>}` where a call stood, with `"extra"` holding the call's
     own provider fields to send back (a Gemini part's `thoughtSignature`, a Responses item's
-    `id`). Plain JSON, so the run log keeps it as it is."""
+    `id`) and `"keys"` the order its fields came in, when the encoder's differs. A Chat
+    Completions turn holds the message itself as an item, its `tool_calls` empty. Plain JSON, so
+    the run log keeps it as it is."""
 
     protocol: str
     items: tuple[Mapping[str, Any], ...]

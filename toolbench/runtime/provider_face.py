@@ -86,5 +86,6 @@ class ProviderFace:
         result = r.result
         views = attachments.views(self._store, result.attachments) if result.attachments else ()
         return Exchange(call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),
+                        arguments_text=r.arguments.sent_text,
                         result=ResultView(content=result.content, is_error=result.is_error, attachments=views),
                         signature=r.signature)

@@ -68,6 +68,8 @@ class CallRecord:
             "callName": self.call_name,
             "toolId": self.tool_id,
             "arguments": self.arguments.to_json(),
+            # the text the object came as, when it is not the object's compact JSON (a replay sends it)
+            **({"argumentsText": text} if (text := self.arguments.stored_text()) is not None else {}),
             "result": result,
             "elapsedMs": round(self.elapsed_ms, 3),
             "externalized": self.externalized,
@@ -82,7 +84,7 @@ class CallRecord:
             call_id=str(data["callId"]),
             call_name=str(data["callName"]),
             tool_id=data.get("toolId"),
-            arguments=ToolArguments.from_json(data.get("arguments")),
+            arguments=ToolArguments.from_json(data.get("arguments"), data.get("argumentsText")),
             result=ToolResult.model_validate(data["result"]),
             elapsed_ms=float(data.get("elapsedMs", 0.0)),
             externalized=bool(data.get("externalized", False)),

@@ -8,7 +8,10 @@ pairs in one provider's shape, or the path of a JSON (a list of pairs, or `{"pro
 The recorded result of a call is the `ToolResult` a run or a record kept; for raw pairs it is
 what a later request's history carried back (`toolbench.protocols.decode_results`, read from
 the next pair's request: it answers the response before it). A pair's `response` may be absent
-in the last pair: its request then only carries the results of the response before it.
+in the last pair: its request then only carries the results of the response before it. A
+response that ran no calls (cut at the token limit, refused, its calls malformed) is skipped, as
+`bench.replay(run)` skips the run's round that ended so; a body that is not its provider's
+shape is `replay.source_invalid`.
 
 The protocol of raw pairs, when `protocol=` does not name it, is read from the first pair's
 shape: the first provider of `names()` (the built-in ones first) whose `looks_like(pair)` is
@@ -189,11 +192,16 @@ def detect_protocol(pair: Mapping[str, Any]) -> str:
 
 
 def _decode(protocol: str, response: Any, where: str, seed: str | None) -> tuple[DecodedCall, ...]:
+    """The calls of a recorded response. One the provider cut or refused, or whose calls were
+    malformed, is its provider's shape but ran no calls: none to replay, as a run's round that
+    ended so has none. One that is not the provider's shape at all is `replay.source_invalid`."""
     try:
         return decode_response(protocol, response, id_seed=seed).calls
     except ToolbenchError as exc:
         if not exc.code.startswith("model."):
             raise
+        if exc.code != "model.invalid_response":
+            return ()
         raise _invalid(f"{where} is not a {protocol} response with its calls ({exc.code}: {exc.message})") from exc
 
 
