@@ -122,7 +122,8 @@ def answered(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[tuple[str,
     protocol, body = rec["protocol"], rec["response"]
     decoded = decode_response(protocol, body, id_seed="inv_rec_1")
     exchanges = [Exchange(c.call_id, c.call_name, json.loads(c.arguments) if isinstance(c.arguments, str) else {},
-                          ResultView("ok")) for c in decoded.calls]
+                          ResultView("ok"), arguments_text=c.arguments if isinstance(c.arguments, str) else None)
+                 for c in decoded.calls]  # the text as the runtime's records keep it
     return encode_history(protocol, [exchanges], turns=[decoded.assistant]), sent_calls(protocol, body)
 
 

@@ -59,7 +59,7 @@ def test_the_model_gets_openai_messages_and_the_child_tool_list(bench, parent):
     assert "task_return" in first.tool_names and "agent_delegate" not in first.tool_names
     assert "agent_send_message" in first.tool_names  # messaging stays in return mode
     assert second.messages[2] == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "dice_roll", "arguments": '{"formula":"d6"}'}}]}
+        {"id": "c1", "type": "function", "function": {"name": "dice_roll", "arguments": '{"formula": "d6"}'}}]}
     assert second.messages[3]["role"] == "tool" and second.messages[3]["tool_call_id"] == "c1"
 
 
