@@ -19,7 +19,7 @@ from typing import Any
 from ..core.errors import ToolbenchError
 from ..protocols import full_provider
 from ._anthropic import Anthropic
-from ._base import Model, ModelError, ModelReply, StreamingModel, assemble, provider_error
+from ._base import Model, ModelError, ModelReply, StreamingModel, assemble, provider_error, stream_assembly
 from ._gemini import Gemini
 from ._openai import OpenAIChat, OpenAIResponses
 
@@ -39,4 +39,4 @@ def reader_for(protocol: str) -> Reader:
 
 
 __all__ = ["Anthropic", "Gemini", "Model", "ModelError", "ModelReply", "OpenAIChat", "OpenAIResponses",
-           "StreamingModel", "assemble", "provider_error", "reader_for"]
+           "StreamingModel", "assemble", "provider_error", "reader_for", "stream_assembly"]

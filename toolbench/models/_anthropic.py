@@ -6,8 +6,16 @@ import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ..protocols import full_provider
-from ._base import ChatShapedAdapter, ModelError, assemble, sdk_stream, send_raw, to_dict, with_options
+from ._base import (
+    ChatShapedAdapter,
+    ModelError,
+    assemble,
+    sdk_stream,
+    send_raw,
+    stream_assembly,
+    to_dict,
+    with_options,
+)
 
 
 class Anthropic(ChatShapedAdapter):
@@ -37,7 +45,11 @@ class Anthropic(ChatShapedAdapter):
             # minutes (a large max_tokens); the same answer streamed is accepted.
             if not (isinstance(exc.__cause__, ValueError) and "Streaming is required" in str(exc.__cause__)):
                 raise
-        return await assemble(self.stream(body), full_provider(self.protocol).stream_assembly())
+        assembly = stream_assembly(self.protocol)
+        if assembly is None:
+            raise ModelError("model.provider_error", f"the SDK refuses this request unstreamed, and {self.protocol} "
+                             "has no stream_assembly to stream it")
+        return await assemble(self.stream(body), assembly)
 
     def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         return sdk_stream(functools.partial(self.client.messages.create, **body, stream=True), to_dict)

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.errors import ToolbenchError
-from ..protocols import FullProvider, ModelReply, full_provider
+from ..protocols import FullProvider, ModelReply, full_provider, get_provider
 from ..protocols._reading import first, texts, usage_of
 from ..protocols.types import StreamAssembly, StreamDelta
 
@@ -38,6 +38,7 @@ __all__ = [
     "raw_json",
     "sdk_stream",
     "send_raw",
+    "stream_assembly",
     "stream_error",
     "texts",
     "to_dict",
@@ -334,6 +335,12 @@ async def _threaded(stream: Any) -> AsyncIterator[Any]:
             yield item
     finally:
         stop = True
+
+
+def stream_assembly(protocol: str) -> StreamAssembly | None:
+    """A new assembly for one streamed answer of `protocol`, or None when its provider has none."""
+    make = getattr(get_provider(protocol), "stream_assembly", None)
+    return make() if callable(make) else None
 
 
 def to_dict(item: Any) -> Any:

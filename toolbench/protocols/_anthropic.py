@@ -153,9 +153,9 @@ class AnthropicProvider(AnthropicModelSide, BaseProvider):
             raise _refused(response)
         if stop in TRUNCATED:
             content = response.get("content")
-            calls = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use"
+            has_calls = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use"
                                                       for b in content)
-            raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete", calls=calls)
+            raise truncated(f"the output was cut (stop_reason {stop!r}); tool calls may be incomplete", calls=has_calls)
         content = response.get("content")
         if not isinstance(content, list):
             raise invalid_response("a Messages response needs a `content` list")

@@ -165,9 +165,9 @@ class GeminiProvider(GeminiModelSide, BaseProvider):
         if finish == "MAX_TOKENS":
             held = candidate.get("content")
             parts = held.get("parts") if isinstance(held, dict) else None
-            calls = isinstance(parts, list) and any(isinstance(p, dict) and "functionCall" in p for p in parts)
+            has_calls = isinstance(parts, list) and any(isinstance(p, dict) and "functionCall" in p for p in parts)
             raise truncated("the output hit the token limit (finishReason MAX_TOKENS); tool calls may be cut",
-                            calls=calls)
+                            calls=has_calls)
         if finish in BAD_CALL:
             raise invalid_call(f"Gemini could not produce a valid call (finishReason {finish}) {detail}".rstrip())
         content = candidate.get("content") or {}

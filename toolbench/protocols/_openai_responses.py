@@ -86,10 +86,10 @@ class ResponsesProvider(ResponsesModelSide, OpenAIRules):
             if reason == "content_filter":
                 raise refusal("the response was stopped by the content filter", _refused(response.get("output")))
             output = response.get("output")
-            calls = isinstance(output, list) and any(isinstance(i, dict) and i.get("type") == "function_call"
+            has_calls = isinstance(output, list) and any(isinstance(i, dict) and i.get("type") == "function_call"
                                                      for i in output)
             raise truncated(f"the response is incomplete ({reason or 'no reason given'}); tool calls may be cut",
-                            calls=calls)
+                            calls=has_calls)
         output = response.get("output")
         if not isinstance(output, list):
             raise invalid_response("a Responses response needs an `output` list")

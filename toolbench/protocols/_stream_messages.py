@@ -112,7 +112,7 @@ class AnthropicStream:
         return []
 
     def body(self) -> dict[str, Any]:
-        message = _copy(self._message or {"type": "message", "content": []})
+        message: dict[str, Any] = dict(_copy(self._message or {"type": "message", "content": []}))
         for at, text in self._json.items():  # a cut stream: the tool input as far as it came
             if at < len(message["content"]):
                 message["content"][at]["input"] = text
@@ -192,7 +192,7 @@ class GeminiStream:
             parts.append(_copy(part))
 
     def body(self) -> dict[str, Any]:
-        return _copy(self._body or {})
+        return dict(_copy(self._body or {}))
 
 
 def _plain_text(part: Mapping[str, Any]) -> bool:

@@ -157,7 +157,8 @@ class ChatStream:
         for call in delta.get("tool_calls") or ():
             if not isinstance(call, Mapping):
                 continue
-            function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+            held = call.get("function")
+            function: Mapping[str, Any] = held if isinstance(held, Mapping) else {}
             index = call.get("index")
             first = index not in self._calls
             if first or call.get("id"):
@@ -168,7 +169,7 @@ class ChatStream:
         return out
 
     def body(self) -> dict[str, Any]:
-        body = _copy(self._body or {"object": "chat.completion", "choices": []})
+        body: dict[str, Any] = dict(_copy(self._body or {"object": "chat.completion", "choices": []}))
         for choice in body["choices"]:
             for call in choice.get("message", {}).get("tool_calls") or ():
                 if isinstance(call, dict):
@@ -229,5 +230,5 @@ class ResponsesStream:
 
     def body(self) -> dict[str, Any]:
         if self.complete:
-            return _copy(self._response)
+            return dict(_copy(self._response))
         return {**_copy(self._response), "output": [_copy(self._items[k]) for k in sorted(self._items)]}

@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult
 from ..core.turn import TurnContract
-from ..models import Model, ModelError, StreamingModel, assemble, provider_error
-from ..protocols import get_provider
+from ..models import Model, ModelError, StreamingModel, assemble, provider_error, stream_assembly
 from ..protocols.types import StreamDelta
 
 if TYPE_CHECKING:
@@ -157,7 +156,7 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
     if type(limit) is not int or limit < 1:
         raise ToolbenchError("bench.misuse", f"max_rounds is a positive int, not {limit!r}")
     protocol = model.protocol
-    if stream and not (isinstance(model, StreamingModel) and getattr(get_provider(protocol), "stream_assembly", None)):
+    if stream and not (isinstance(model, StreamingModel) and stream_assembly(protocol) is not None):
         raise ToolbenchError("bench.misuse", f"{model!r} cannot stream: a streamed run needs a model with "
                              f"`stream(body)` and a provider ({protocol}) with `stream_assembly`")
     tools = inv.snapshot.render(protocol, contract=contract)
@@ -220,8 +219,9 @@ async def _round(inv: Invocation, log: RunLog, run: Run, model: Model, index: in
     try:
         try:
             if stream:
-                assembly = get_provider(model.protocol).stream_assembly()
-                response = await assemble(model.stream(body), assembly, on_delta=on_delta)  # type: ignore[attr-defined]
+                assembly = stream_assembly(model.protocol)
+                assert assembly is not None and isinstance(model, StreamingModel)  # checked when the run began
+                response = await assemble(model.stream(body), assembly, on_delta=on_delta)
             else:
                 response = await model.send(body)
         except ModelError as exc:
