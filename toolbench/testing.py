@@ -64,6 +64,8 @@ class ScriptedModel:
 
     def __init__(self, turns: Sequence[Turn], *, protocol: str = "openai") -> None:
         try:
+            if not isinstance(protocol, str):  # a run log records the name
+                raise ToolbenchError("bench.misuse", f"protocol is a provider's name, not {type(protocol).__name__}")
             provider = full_provider(protocol)
         except ToolbenchError as exc:
             raise ToolbenchError("bench.misuse", f"a scripted model answers as a provider: {exc.message}") from None

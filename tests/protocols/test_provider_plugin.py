@@ -248,3 +248,14 @@ def test_a_six_method_provider_gets_the_defaults_where_it_has_no_method(echo):
     with pytest.raises(ToolbenchError) as misuse:
         ScriptedModel(["hi"], protocol="echo")
     assert misuse.value.code == "bench.misuse"
+
+
+def test_an_adapter_or_a_scripted_model_takes_a_provider_name_it_knows(mistral):
+    assert OpenAIChat(None, MODEL, protocol="mistral").protocol == "mistral"
+    assert OpenAIChat.read(mistral.text_body("hi")).text == "hi"  # the class reads as its built-in provider
+    for make in (lambda p: OpenAIChat(None, MODEL, protocol=p), lambda p: ScriptedModel(["x"], protocol=p)):
+        with pytest.raises(ToolbenchError) as unknown:
+            make("nope")
+        with pytest.raises(ToolbenchError) as an_object:
+            make(mistral)  # a run log records the name
+        assert unknown.value.code in ("protocol.unknown", "bench.misuse") and an_object.value.code == "bench.misuse"

@@ -107,6 +107,8 @@ class ProviderShaped:
 
     def _speak(self, protocol: str | None) -> None:
         if protocol is not None:
+            if not isinstance(protocol, str):  # a run log records the name
+                raise ToolbenchError("bench.misuse", f"protocol is a provider's name, not {type(protocol).__name__}")
             full_provider(protocol)  # an unknown name is protocol.unknown now, not at the first round
             self.protocol = protocol
 
