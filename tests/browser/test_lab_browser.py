@@ -7,8 +7,8 @@ or has no height fails its click, whatever the widget unit tests say. Two notebo
   keyboard, to a line, searched; a malformed call's error banner;
 - a notebook written here: a nested-object call from the form, an unknown call name, a history
   row re-run and copied, an image result beside what each provider receives, an approval
-  approved and one denied, a prompt sent from the chat to a scripted model, at 1440 and at
-  1024 px, then a closed bench that refuses.
+  approved and one denied, a prompt sent from the chat to a scripted model, a streamed run seen
+  growing and stopped mid-answer, at 1440 and at 1024 px, then a closed bench that refuses.
 
 Screenshots go to `$TOOLBENCH_SCREENSHOT_DIR` (default: the test's temp folder); with
 TOOLBENCH_UPDATE_SCREENSHOT=1 the quickstart's refreshes the README's `docs/screenshot.png`.
@@ -45,8 +45,9 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 
 # The notebook of the second test: every feature of the app on one bench.
 APP_SETUP = '''\
-import json, struct, zlib
+import asyncio, json, struct, zlib
 from toolbench import Attachment, ToolOutput, Workbench
+from toolbench.models import OpenAIChat
 from toolbench.examples.demo_mcp import build_server
 from toolbench.testing import ScriptedModel
 from toolbench.widgets import WorkbenchApp
@@ -74,7 +75,25 @@ bench.set_permission("extension/demo:weather", "ask")
 bench.mcp.add("demo", server=build_server())
 bench.enable("mcp/demo:echo")
 chat_model = ScriptedModel([[("dice_roll", {"formula": "2d6"})], "You rolled 2d6 from the chat."])
-app = WorkbenchApp(bench, bench.invocation("chat", id="inv_browser"), models={"scripted": chat_model})
+
+class SlowStream:  # streams some text and half a call as Chat Completions chunks, then waits (stop ends it)
+    protocol, model = "openai", "slow-stream"
+    def __init__(self):
+        shape = OpenAIChat(None, "slow-stream")
+        self.read, self.user_message, self.request = shape.read, shape.user_message, shape.request
+    async def send(self, body):
+        raise RuntimeError("this model only streams")
+    async def stream(self, body):
+        call = {"index": 0, "id": "call_s", "type": "function", "function": {"name": "dice_roll", "arguments": ""}}
+        half = {"index": 0, "function": {"arguments": '{"formula": "2'}}
+        for delta in [{"role": "assistant", "content": ""}, {"content": "Rolling the dice "}, {"content": "for you."},
+                      {"tool_calls": [call]}, {"tool_calls": [half]}]:
+            yield {"id": "s", "object": "chat.completion.chunk", "created": 0, "model": "slow-stream",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        await asyncio.Event().wait()
+
+app = WorkbenchApp(bench, bench.invocation("chat", id="inv_browser"),
+                   models={"scripted": chat_model, "streamed": SlowStream()})
 app
 '''
 
@@ -368,7 +387,27 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         expect(page.locator(".tb-history .tb-history-body .tb-history-cells").first).to_contain_text("dice_roll")
         for control in (".tb-chat-input textarea", ".tb-chat-send", ".tb-chat-stop"):
             assert chat.locator(control).first.bounding_box()["height"] > 20, control
+        stream_box = chat.locator(".tb-chat-stream input").first
+        expect(stream_box).to_be_disabled()  # a scripted model cannot stream
         _shot(page, shots / "app-chat-1440.png", ".tb-chat")
+
+        # A streamed run: its text and its call's arguments show as they arrive; stop ends it mid-answer.
+        chat.locator(".tb-chat-model select").first.select_option("streamed")
+        expect(stream_box).to_be_enabled()
+        expect(stream_box).to_be_checked()
+        chat.locator(".tb-chat-input textarea").first.fill("Roll 2d6, streamed")
+        chat.locator(".tb-chat-send").first.click()
+        live = chat.locator(".tb-chat-live").first
+        expect(live).to_contain_text("Rolling the dice for you.")
+        expect(live).to_contain_text('dice_roll {"formula": "2')
+        expect(chat.locator(".tb-chat-status").first).to_contain_text("round 1 · streaming")
+        _shot(page, shots / "app-chat-stream-1440.png", ".tb-chat")
+        chat.locator(".tb-chat-stop").first.click()
+        expect(chat.locator(".tb-chat-status").first).to_contain_text("stopped")
+        expect(live).to_contain_text("(not run)")
+        expect(rows).to_have_count(before + 1)  # nothing of the stopped answer ran
+        _shot(page, shots / "app-chat-stopped-1440.png", ".tb-chat")
+        chat.locator(".tb-chat-model select").first.select_option("scripted")
 
         # The same app at 1024 px: the columns stack, every control still takes a click.
         page.set_viewport_size({"width": 1024, "height": 1000})

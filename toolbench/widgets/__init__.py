@@ -12,8 +12,9 @@ Stable CSS classes (tests and workshop material drive the UI through them): `tb-
 `tb-result`, `tb-result-content`, `tb-result-file`, `tb-file-prev`, `tb-file-next`,
 `tb-file-page`, `tb-file-search`, `tb-result-attachment`, `tb-pending`, `tb-history`,
 `tb-history-rerun`, `tb-history-copy`, `tb-history-copy-json`, `tb-mcp`, `tb-trace`,
-`tb-approval`, `tb-chat`, `tb-chat-input`, `tb-chat-send`, `tb-chat-stop`, `tb-chat-transcript`,
-`tb-chat-status`, and `tb-error`, the error line of each panel.
+`tb-approval`, `tb-chat`, `tb-chat-model`, `tb-chat-stream`, `tb-chat-input`, `tb-chat-send`,
+`tb-chat-stop`, `tb-chat-transcript`, `tb-chat-live`, `tb-chat-status`, and `tb-error`, the error
+line of each panel.
 """
 
 from ._state import WorkbenchState

@@ -5,6 +5,13 @@ client a notebook built is always used from one loop, whether a cell or the app 
 `stop()` cancels the run's task there (the run logs `stopped`) and `inv.cancel()` stops the
 call running now; the run never raises into the app: a provider error is `Run.error`, any
 other failure is kept as `error` with its code.
+
+A streamed run (`stream=True`, for a model that `can_stream`) keeps what the round streaming
+now has sent so far on the ChatRun (`live`, a frozen `LiveRound` read from any thread), never
+in a widget; the view is told at most every `REDRAW_S` (the first delta at once, the last ones
+always: a redraw is due `REDRAW_S` after the one before), not once per delta. A round that
+ended (its `RunRound` came) is shown from the round; what streamed stays on `live` when the
+stream was cut or the run stopped mid-answer, so the view can show what came before the cut.
 """
 
 from __future__ import annotations
@@ -13,12 +20,15 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import Invocation, ToolbenchError
-from ..models import Model
+from ..models import Model, StreamingModel
+from ..protocols import get_provider
+from ..protocols.types import StreamDelta
 
 log = logging.getLogger("toolbench.widgets")
 
@@ -26,6 +36,95 @@ log = logging.getLogger("toolbench.widgets")
 # (`rounds`, `stop_reason`, `final_text`, `error.code` / `.message`).
 RunLike = Any
 RoundLike = Any
+REDRAW_S = 0.1  # at most one redraw of a streaming round per this many seconds
+
+
+def can_stream(model: Model) -> bool:
+    """True when `inv.run(model, ..., stream=True)` can stream: the model has `stream(body)`
+    and its provider can put a stream back together."""
+    if not isinstance(model, StreamingModel):
+        return False
+    try:
+        return getattr(get_provider(model.protocol), "stream_assembly", None) is not None
+    except ToolbenchError:  # a protocol no provider is registered for: the run says so
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCall:
+    """A call as far as it streamed: its name and its arguments' text so far."""
+
+    name: str
+    call_id: str | None
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRound:
+    """What round `index` of a streamed run has sent so far (`deltas` pieces of it)."""
+
+    index: int
+    text: str = ""
+    thinking: str = ""
+    calls: tuple[LiveCall, ...] = ()
+    deltas: int = 0
+
+
+class _Parts:
+    """The streaming round's pieces, appended on the bench loop (joined only when read)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.calls: dict[int, tuple[str, str | None, list[str]]] = {}
+        self.deltas = 0
+
+    def add(self, delta: StreamDelta) -> None:
+        self.deltas += 1
+        if delta.kind == "text":
+            self.text.append(delta.text)
+        elif delta.kind == "thinking":
+            self.thinking.append(delta.text)
+        else:  # a call: the first delta of an index names it, the next ones add to its arguments
+            at = delta.index if delta.index is not None else max(self.calls, default=0)
+            name, call_id, arguments = self.calls.get(at, ("", None, []))
+            self.calls[at] = (delta.name or name, delta.call_id or call_id, arguments)
+            if delta.text:
+                arguments.append(delta.text)
+
+    def frozen(self) -> LiveRound:
+        calls = tuple(LiveCall(name or "?", call_id, "".join(arguments))
+                      for _, (name, call_id, arguments) in sorted(self.calls.items()))
+        return LiveRound(self.index, "".join(self.text), "".join(self.thinking), calls, self.deltas)
+
+
+class _Throttle:
+    """Calls `fire` at most once per `interval` on the running loop: at once when the last call
+    is that long ago, else once when it is (so the last change is always drawn)."""
+
+    def __init__(self, fire: Callable[[], None], interval: float = REDRAW_S) -> None:
+        self._fire, self._interval = fire, interval
+        self._last = float("-inf")
+        self._due: asyncio.TimerHandle | None = None
+
+    def poke(self) -> None:
+        if self._due is not None:  # a redraw is already due: it will show this change too
+            return
+        wait = self._last + self._interval - time.monotonic()
+        if wait <= 0:
+            self._now()
+        else:
+            self._due = asyncio.get_running_loop().call_later(wait, self._now)
+
+    def cancel(self) -> None:
+        if self._due is not None:
+            self._due.cancel()
+            self._due = None
+
+    def _now(self) -> None:
+        self._due, self._last = None, time.monotonic()
+        self._fire()
 
 
 @dataclass(eq=False)
@@ -42,6 +141,8 @@ class ChatRun:
     error: tuple[str, str] | None = None  # (code, message): Run.error, or what stopped the run
     future: concurrent.futures.Future[Any] | None = None
     stop_requested: bool = False
+    stream: bool = False  # the run streams (see `live`)
+    _parts: _Parts | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _task: asyncio.Task[Any] | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -54,36 +155,64 @@ class ChatRun:
     def final_text(self) -> str:
         return str(getattr(self.run, "final_text", "") or "")
 
+    @property
+    def live(self) -> LiveRound | None:
+        """What the last streamed round sent so far (the round streaming now, or one that was
+        cut or stopped); `None` before the first delta and for a run that does not stream."""
+        with self._lock:
+            return None if self._parts is None else self._parts.frozen()
+
     def start(self, model: Model, *, system: str | None, on_round: Callable[[ChatRun, RoundLike], None],
-              on_end: Callable[[ChatRun], None]) -> concurrent.futures.Future[Any]:
+              on_end: Callable[[ChatRun], None],
+              on_stream: Callable[[ChatRun], None] | None = None) -> concurrent.futures.Future[Any]:
         """Submit the run to the bench loop; `on_round` after each round and `on_end` once at
-        the end are called there (the caller moves them to the notebook's loop)."""
+        the end are called there (the caller moves them to the notebook's loop). A run made
+        with `stream=True` streams each answer into `live`, with `on_stream` called at most
+        every `REDRAW_S`."""
+        stream = self.stream
+        throttle = _Throttle(lambda: on_stream(self) if on_stream is not None else None)
 
         def round_done(run: RunLike, r: RoundLike) -> None:
             self.run = run
+            throttle.cancel()  # the round itself is drawn now, the live part with it
             on_round(self, r)
+
+        def delta_came(run: RunLike, delta: StreamDelta) -> None:  # on the bench loop, per piece
+            index = len(run.rounds) + 1  # the round streaming now: it is appended once it ends
+            with self._lock:
+                if self._parts is None or self._parts.index != index:
+                    self._parts = _Parts(index)
+                self._parts.add(delta)
+            throttle.poke()
+
+        def end(outcome: str, error: tuple[str, str] | None) -> None:
+            throttle.cancel()  # the end redraws everything: no redraw of the live part after it
+            self._end(outcome, error, on_end)
 
         async def main() -> None:
             with self._lock:
-                if self.stop_requested:  # stopped before the bench loop took it up
-                    self._end("stopped", None, on_end)
-                    return
-                self._task, self._loop = asyncio.current_task(), asyncio.get_running_loop()
+                stopped = self.stop_requested  # stopped before the bench loop took it up
+                if not stopped:
+                    self._task, self._loop = asyncio.current_task(), asyncio.get_running_loop()
+            if stopped:  # ended outside the lock: the view's redraw reads `live`, which takes it
+                end("stopped", None)
+                return
             try:
-                run = await self.invocation.arun(model, self.prompt, system=system, on_round=round_done)
+                run = await self.invocation.arun(model, self.prompt, system=system, on_round=round_done,
+                                                 stream=stream, on_delta=delta_came if stream else None)
             except asyncio.CancelledError:  # stop(), or the bench closing: this task ends here
-                self._end("stopped", None, on_end)
+                end("stopped", None)
                 return
             except ToolbenchError as exc:  # the invocation closed, a storage failure, a misuse
-                self._end("error", (exc.code, exc.message), on_end)
+                end("error", (exc.code, exc.message))
                 return
             except Exception as exc:  # a model of the user's own that raised: shown, not a traceback
                 log.debug("a chat run failed", exc_info=exc)
-                self._end("error", ("unexpected", f"{type(exc).__name__}: {exc}"), on_end)
+                end("error", ("unexpected", f"{type(exc).__name__}: {exc}"))
                 return
             self.run = run
             error = (run.error.code, run.error.message) if run.error is not None else None
-            self._end(str(run.stop_reason), error, on_end)
+            end(str(run.stop_reason), error)
 
         self.future = self.invocation.submit(main())
         return self.future

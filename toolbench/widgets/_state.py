@@ -31,9 +31,10 @@ from .. import (
     Workbench,
 )
 from ..models import Model
-from ._chat_run import ChatRun
+from ._chat_run import ChatRun, can_stream
 
-Event = Literal["profile", "invocation", "result", "busy", "progress", "approval", "closed", "mcp", "run"]
+Event = Literal["profile", "invocation", "result", "busy", "progress", "approval", "closed", "mcp", "run",
+                "stream"]
 Listener = Callable[[], None]
 TICK_S = 0.25  # how often a pending call's elapsed time is redrawn
 
@@ -90,7 +91,8 @@ class WorkbenchState:
     the old one moves to `previous`), `result` (a call ended, or a record was chosen), `busy`
     (a call started, ended, or its elapsed time moved on), `progress`, `approval` (the
     pending approvals changed), `closed` (the bench closed), `mcp` (servers changed), `run`
-    (the chat's run started, finished a round, or ended: `chat`)."""
+    (the chat's run started, finished a round, or ended: `chat`), `stream` (more of the round
+    a streamed run is streaming came: `chat.live`; at most every `REDRAW_S`, not per delta)."""
 
     def __init__(self, bench: Workbench, invocation: Invocation | None = None) -> None:
         self.bench = bench
@@ -228,18 +230,23 @@ class WorkbenchState:
         """Fire a past call again (same call name, same raw arguments) in the current invocation."""
         self.submit(record.call_name, record.arguments.to_json(), on_error)  # the object, or the text as sent
 
-    def start_run(self, model: Model, prompt: str, *, name: str, system: str | None = None) -> ChatRun:
+    def start_run(self, model: Model, prompt: str, *, name: str, system: str | None = None,
+                  stream: bool = False) -> ChatRun:
         """Let `model` drive the current invocation from `prompt` in the background (the chat).
 
         The app is busy while it runs (the console waits: one thing drives the invocation at a
         time); each round's calls reach the history and the result viewer as a call fired by
-        hand does, and `run` is emitted after each round and at the end."""
+        hand does, and `run` is emitted after each round and at the end. `stream=True` (a model
+        that `can_stream`) streams each answer: `stream` is emitted as it grows (throttled)."""
         if self.closed:  # the bench loop must not start again for a closed bench
             raise ToolbenchError("bench.closed", "this workbench is closed: open a new one to run a model")
         if self.busy:
             raise ToolbenchError("bench.misuse", "a call or a run is still going; wait for it (or stop it) first")
+        if stream and not can_stream(model):
+            raise ToolbenchError("bench.misuse", f"`{name}` cannot stream (it has no `stream(body)`, or its "
+                                 "provider cannot put a stream together): run it with stream=False")
         self._ui_loop = _running_loop() or self._ui_loop
-        chat = ChatRun(name, prompt, self.invocation)
+        chat = ChatRun(name, prompt, self.invocation, stream=stream)
         self.chat = chat
         self._set_busy(True)
         self._emit("run")
@@ -260,8 +267,11 @@ class WorkbenchState:
             show_calls()  # a stopped round's calls (cancelled ones too) have records of their own
             self._emit_soon("run", self._done)
 
+        def on_stream(chat: ChatRun) -> None:  # on the bench loop, throttled by the run
+            self._emit_soon("stream")
+
         try:
-            chat.start(model, system=system, on_round=on_round, on_end=on_end)
+            chat.start(model, system=system, on_round=on_round, on_end=on_end, on_stream=on_stream)
         except BaseException:
             self._done()
             raise
