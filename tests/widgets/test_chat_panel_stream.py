@@ -139,9 +139,22 @@ def start(app: WorkbenchApp, prompt: str, model: str = "streamed") -> Any:
     return chat
 
 
+class Unstreamed:
+    """A model with no `stream(body)`: it answers whole."""
+
+    def __init__(self, turns: list[str]) -> None:
+        self._scripted = ScriptedModel(turns)
+        self.protocol, self.model = "openai", "unstreamed"
+        self.user_message, self.request, self.read = (self._scripted.user_message, self._scripted.request,
+                                                      self._scripted.read)
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._scripted.send(body)
+
+
 def streamed_app(bench: Workbench, model: Streamed) -> WorkbenchApp:
     return WorkbenchApp(bench, bench.invocation("chat", id="inv_stream"),
-                        models={"streamed": model, "scripted": ScriptedModel(["Not streamed."])})
+                        models={"streamed": model, "scripted": Unstreamed(["Not streamed."])})
 
 
 def test_the_live_text_grows_across_deltas_then_the_round_replaces_it(bench: Workbench) -> None:
@@ -289,7 +302,7 @@ def test_the_toggle_off_runs_unstreamed_and_is_greyed_for_a_model_that_cannot_st
     redraws: list[str] = []
     app.chat.live.observe(lambda change: redraws.append(change["new"]), "value")
     assert app.chat.model.value == "streamed" and app.chat.stream.value and not app.chat.stream.disabled
-    app.chat.model.value = "scripted"  # a ScriptedModel has no stream(body)
+    app.chat.model.value = "scripted"  # a model with no stream(body)
     assert app.chat.stream.disabled and not app.chat.stream.value
     app.chat.model.value = "streamed"  # the choice comes back
     assert app.chat.stream.value and not app.chat.stream.disabled

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import Invocation, ToolbenchError
-from ..models import Model, StreamingModel
-from ..protocols import get_provider
-from ..protocols.types import StreamDelta
+from ..models import Model, StreamingModel, stream_assembly
+from ..protocols import StreamDelta
 
 log = logging.getLogger("toolbench.widgets")
 
@@ -45,7 +44,7 @@ def can_stream(model: Model) -> bool:
     if not isinstance(model, StreamingModel):
         return False
     try:
-        return getattr(get_provider(model.protocol), "stream_assembly", None) is not None
+        return stream_assembly(model.protocol) is not None  # the run's own check
     except ToolbenchError:  # a protocol no provider is registered for: the run says so
         return False
 
@@ -177,8 +176,8 @@ class ChatRun:
             throttle.cancel()  # the round itself is drawn now, the live part with it
             on_round(self, r)
 
-        def delta_came(run: RunLike, delta: StreamDelta) -> None:  # on the bench loop, per piece
-            index = len(run.rounds) + 1  # the round streaming now: it is appended once it ends
+        def delta_came(delta: StreamDelta) -> None:  # on the bench loop, per piece
+            index = delta.round  # the round streaming now: it is appended once it ends
             with self._lock:
                 if self._parts is None or self._parts.index != index:
                     self._parts = _Parts(index)
