@@ -40,3 +40,13 @@ def call(loop: LoopThread, manager: McpManager) -> Callable[..., ToolOutput]:
         return loop.run(manager.call(ToolId.parse(tool_id), {**(arguments or {}), **kwargs}))
 
     return run
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The conformance suite's side-by-side table (toolbench and the raw SDK), when it ran."""
+    from real_servers import CONFORMANCE_TABLE
+
+    table = terminalreporter.config.stash.get(CONFORMANCE_TABLE, None)
+    if table is not None:
+        terminalreporter.write_sep("=", "MCP conformance suite: client scenarios (toolbench | the raw mcp SDK)")
+        terminalreporter.write_line(table)

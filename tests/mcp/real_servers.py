@@ -24,7 +24,8 @@ import pytest
 
 NODE_DIR = Path(__file__).parent / "node"
 NODE_BIN = NODE_DIR / "node_modules" / ".bin"
-NPM_SERVERS = ("mcp-server-everything", "mcp-server-filesystem", "mcp-server-memory")
+NPM_SERVERS = ("mcp-server-everything", "mcp-server-filesystem", "mcp-server-memory", "conformance", "node")
+CONFORMANCE_TABLE = pytest.StashKey[str]()  # the conformance suite's table, for the terminal summary
 PYPI_SERVERS = ("mcp-server-time", "mcp-server-git")
 
 

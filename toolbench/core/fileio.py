@@ -47,17 +47,20 @@ def _temp_name(name: str) -> str:
     return f".{stem}.{_token()}.tmp"
 
 
-def open_temp(name: str, *, dir_fd: int | None = None, folder: Path | None = None) -> tuple[int, str]:
+def open_temp(
+    name: str, *, dir_fd: int | None = None, folder: Path | None = None, mode: int = 0o666
+) -> tuple[int, str]:
     """Create a fresh temp file for `name` exclusively: (its fd, its name). Raises OSError.
 
     The temp file lies in `dir_fd` (a descriptor of the folder) or in `folder`; a taken name
-    (whatever it is, a link included) is skipped for another random one."""
+    (whatever it is, a link included) is skipped for another random one. `mode` is created
+    with (0o600 for a secret: it is never readable by others, not even for a moment)."""
     for attempt in range(_TEMP_TRIES):
         tmp = _temp_name(name)
         try:
             if dir_fd is not None:
-                return os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=dir_fd), tmp
-            return os.open((folder or Path(".")) / tmp, _TEMP_FLAGS, 0o666), tmp
+                return os.open(tmp, _TEMP_FLAGS, mode, dir_fd=dir_fd), tmp
+            return os.open((folder or Path(".")) / tmp, _TEMP_FLAGS, mode), tmp
         except FileExistsError:
             if attempt == _TEMP_TRIES - 1:
                 raise
@@ -71,11 +74,11 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def replace_at(dir_fd: int, name: str, data: bytes, *, durable: bool = True) -> os.stat_result:
+def replace_at(dir_fd: int, name: str, data: bytes, *, durable: bool = True, mode: int = 0o666) -> os.stat_result:
     """Replace the entry `name` of the folder `dir_fd` with `data`, atomically: gives the new
     file's stat. Raises OSError (the temp file is gone then). A link at `name` is replaced as
     an entry, never followed."""
-    fd, tmp = open_temp(name, dir_fd=dir_fd)
+    fd, tmp = open_temp(name, dir_fd=dir_fd, mode=mode)
     try:
         try:
             write_all(fd, data)

@@ -58,7 +58,9 @@ from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, Server
 from ._manager import McpManager
 from ._mapping import EMPTY_RESULT
 from ._mcp_json import expanded_values
+from ._oauth import OAuth
 from ._requests import ElicitationRequest, ProgressEvent, SamplingRequest
+from ._token_store import default_token_dir
 from ._transport import HttpTransport, InProcessTransport, McpTransport, SdkTransport, StdioTransport, TransportContext
 from ._wire import TraceMessage
 
@@ -72,6 +74,7 @@ __all__ = [
     "McpServerInfo",
     "McpToolInfo",
     "McpTransport",
+    "OAuth",
     "Permission",
     "ProgressEvent",
     "SamplingRequest",
@@ -80,6 +83,7 @@ __all__ = [
     "StdioTransport",
     "TraceMessage",
     "TransportContext",
+    "default_token_dir",
     "expanded_values",
     "mcp_name_changes",
     "plain_mcp_name",

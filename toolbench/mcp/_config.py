@@ -7,9 +7,10 @@ across restarts for the same configuration, a slug of the display name (lowercas
 made unique within the manager with `-2`, `-3`, ..., or the `id=` given. Tool ids are
 `mcp/<id>:<tool>`; the display name seeds the call names the model sees.
 
-`mcp.json` entries are `{command, args, env, cwd, envFile}` (stdio) or `{url, headers}`
-(streamable HTTP); `type` (or `transport`) picks the transport class in `CONFIG_TYPES`, and
-without one `command` means stdio and `url` streamable HTTP. `sse` and other types are refused
+`mcp.json` entries are `{command, args, env, cwd, envFile}` (stdio) or `{url, headers,
+oauth}` (streamable HTTP; `oauth` as `_oauth` reads it); `type` (or `transport`) picks the
+transport class in `CONFIG_TYPES`, and without one `command` means stdio and `url` streamable
+HTTP. `sse` and other types are refused
 (`mcp.config_invalid`). Placeholders are expanded (see `_mcp_json`); Python registrations are
 taken literally.
 
@@ -35,6 +36,7 @@ from typing import Any, Protocol, TypedDict, Unpack, cast
 from ..core.errors import ToolbenchError
 from ..core.fileio import read_regular_file
 from ._mcp_json import ConfigEntry, config_invalid
+from ._oauth import OAuth
 from ._transport import HttpTransport, InProcessTransport, McpTransport, StdioTransport
 
 DEFAULT_TIMEOUT = 60.0
@@ -46,7 +48,8 @@ _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 class ServerFields(TypedDict, total=False):
     """The keywords of `McpManager.add` / `aadd` (besides `name` and `connect`).
 
-    One of `command` (stdio; with `args`, `env`, `cwd`), `url` (streamable HTTP; with `headers`),
+    One of `command` (stdio; with `args`, `env`, `cwd`), `url` (streamable HTTP; with `headers`
+    and `oauth`),
     `server` (an in-process `MCPServer` or `Server`) or `transport` (any `McpTransport`)."""
 
     command: str | Sequence[str]
@@ -55,6 +58,7 @@ class ServerFields(TypedDict, total=False):
     cwd: str | Path
     url: str
     headers: Mapping[str, str]
+    oauth: OAuth
     server: Any
     transport: McpTransport
     id: str
@@ -63,7 +67,7 @@ class ServerFields(TypedDict, total=False):
 
 
 # Which keywords build which transport, and the ones that go with it.
-_TRANSPORT_KEYS = {"command": ("args", "env", "cwd"), "url": ("headers",), "server": (), "transport": ()}
+_TRANSPORT_KEYS = {"command": ("args", "env", "cwd"), "url": ("headers", "oauth"), "server": (), "transport": ()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +127,7 @@ def _transport(key: str, fields: Mapping[str, Any]) -> McpTransport:
     if key == "command":
         return StdioTransport(fields["command"], fields.get("args") or (), fields.get("env"), fields.get("cwd"))
     if key == "url":
-        return HttpTransport(fields["url"], fields.get("headers"))
+        return HttpTransport(fields["url"], fields.get("headers"), fields.get("oauth"))
     if key == "server":
         return InProcessTransport(fields["server"])
     transport: McpTransport = fields["transport"]  # checked by ServerOptions

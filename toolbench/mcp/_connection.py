@@ -45,6 +45,7 @@ from ._client_side import CallTrace, ClientSide, Handlers
 from ._config import ServerSpec
 from ._failures import ConnectFailed, connect_failure, first_error, not_sent, outcome_unknown
 from ._mapping import MappedResult, map_server_error, map_tool_result, response_chars
+from ._sign_in import SignIn
 from ._tools import STRUCTURED_INVALID, OutputCheck
 from ._transport import TransportContext
 from ._wire import RejectedTool, TraceMessage, WireMonitor, watched
@@ -66,8 +67,10 @@ class Connection:
         on_lost: Callable[[Connection], None] | None = None,
         client_side: ClientSide | None = None,
         trace: deque[TraceMessage] | None = None,
+        sign_in: SignIn | None = None,
     ) -> None:
         self.spec = spec
+        self.sign_in = sign_in
         self.trace = trace
         self.client_side = client_side or ClientSide(spec.name, Handlers())
         self.log_path = log_path
@@ -83,6 +86,7 @@ class Connection:
         self._task: asyncio.Task[None] | None = None
         self._scope: anyio.CancelScope | None = None
         self._wake: anyio.Event | None = None
+        self._clock: _ConnectClock | None = None
         self._stopping = False
         self._lock = asyncio.Lock()
 
@@ -95,17 +99,20 @@ class Connection:
         closes its stdin, waits, then signals it) goes on in the background, and `close()`
         waits for it."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.spec.timeout
+        clock = self._clock = _ConnectClock(loop, self.spec.timeout)
         ready: asyncio.Future[None] = loop.create_future()
         self._wake = anyio.Event()
         self._task = loop.create_task(self._own(ready), name=f"toolbench-mcp-{self.spec.id}")
         try:
+            while not ready.done():  # the deadline, not counting a person's sign-in
+                left = clock.remaining()  # inf while a person signs in: their wait is bounded on its own
+                await asyncio.wait([ready], timeout=None if left == math.inf else max(left, 0.01))
+                if not ready.done() and clock.remaining() <= 0:
+                    ready.cancel()
+                    raise ConnectFailed("mcp.server_timeout", self._timeout_text())
+            ready.result()
             try:
-                await asyncio.wait_for(ready, self.spec.timeout)  # a timeout cancels `ready`
-            except TimeoutError:
-                raise ConnectFailed("mcp.server_timeout", self._timeout_text()) from None
-            try:
-                with anyio.fail_after(max(deadline - loop.time(), 0.01)):
+                with anyio.fail_after(max(clock.remaining(), 0.01)):
                     return await self.list_tools()
             except TimeoutError:
                 text = f"the server did not list its tools within {self.spec.timeout:g} s"
@@ -130,7 +137,8 @@ class Connection:
                 async with AsyncExitStack() as stack:
                     self._monitor = WireMonitor(self._protocol_version, self.trace)
                     self._monitor.on_server_request = self.client_side.note_request
-                    self._context = TransportContext(self._monitor, self.log_path)
+                    self._context = TransportContext(self._monitor, self.log_path, server=self.spec.name,
+                                                     sign_in=self.sign_in, on_person=self._person_waiting)
                     client = Client(
                         watched(self.spec.transport.open(self._context), self._monitor),
                         cache=None,
@@ -155,7 +163,8 @@ class Connection:
                 else:
                     ready.set_exception(ConnectFailed("mcp.server_timeout", self._timeout_text()))
         except Exception as exc:  # the SDK raises many kinds (and groups of them) while connecting
-            failure = connect_failure(exc)
+            signed = self._context.auth_failure if self._context is not None else None
+            failure = signed or connect_failure(exc)
             if not ready.done():
                 ready.set_exception(failure)
             elif not self._stopping:
@@ -166,6 +175,15 @@ class Connection:
                 ready.set_exception(ConnectFailed("mcp.server_start_failed", "the connection task was cancelled"))
             if self.lost and self._on_lost is not None:
                 self._on_lost(self)
+
+    def _person_waiting(self, waiting: bool) -> None:
+        """A person signs in: stop the connect deadline (theirs is the sign-in's own), then go on."""
+        clock, scope = self._clock, self._scope
+        if clock is None:
+            return
+        clock.pause() if waiting else clock.resume()
+        if scope is not None and not scope.cancel_called and self.server_info is None:
+            scope.deadline = math.inf if waiting else anyio.current_time() + max(clock.remaining(), 0.01)
 
     def _timeout_text(self) -> str:
         text = f"no answer to the MCP handshake within {self.spec.timeout:g} s"
@@ -366,6 +384,28 @@ class Connection:
 
     def _unknown(self, tool: str, reason_code: str, reason: str) -> NoReturn:
         raise outcome_unknown(self.spec.name, tool, reason_code, reason)
+
+
+class _ConnectClock:
+    """The connect budget, spent only while no person is signing in."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, seconds: float) -> None:
+        self._loop = loop
+        self._left = seconds
+        self._since: float | None = loop.time()  # None: stopped
+
+    def remaining(self) -> float:
+        if self._since is None:
+            return math.inf
+        return self._left - (self._loop.time() - self._since)
+
+    def pause(self) -> None:
+        if self._since is not None:
+            self._left, self._since = self.remaining(), None
+
+    def resume(self) -> None:
+        if self._since is None:
+            self._since = self._loop.time()
 
 
 def _skip_sdk_output_check(client: Client) -> None:

@@ -27,6 +27,8 @@ from ._connection import Connection
 from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
 from ._sampling import SamplingModel
+from ._sign_in import AuthorizeHandler, SignIn
+from ._token_store import TokenFolder, default_token_dir
 from ._wire import TRACE_MESSAGES, TraceMessage
 
 if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
@@ -44,14 +46,16 @@ class McpManager:
     goes to `log_dir/<registration-id>.stderr.log`. `max_response_chars` bounds one answer:
     a larger one is discarded and reported as `mcp.call_outcome_unknown`. `roots` gives the
     folders servers may work in (read at each `roots/list`; the bench passes the workspace
-    roots its profile makes visible): with it the manager declares the roots capability."""
+    roots its profile makes visible): with it the manager declares the roots capability.
+    OAuth tokens are kept in `token_dir` (default `default_token_dir()`, never inside `root`)."""
 
     def __init__(
         self, loop: LoopThread, log_dir: Path | str, *, max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
-        roots: RootsProvider | None = None, root: Path | None = None,
+        roots: RootsProvider | None = None, root: Path | None = None, token_dir: Path | str | None = None,
     ) -> None:
         self._loop = loop
         self._handlers = Handlers(roots)
+        self._sign_in = SignIn(TokenFolder(Path(token_dir) if token_dir is not None else default_token_dir(), root))
         self._log_dir = Path(log_dir)
         self._root = root  # the workspace the log folder must stay beneath (a planted link out: no logs)
         self._max_response_chars = max_response_chars
@@ -214,6 +218,26 @@ class McpManager:
         """Answer `elicitation/create` with `handler(ElicitationRequest)`; declared like sampling."""
         self._handlers.set_elicitation(handler)
 
+    def on_authorize(self, handler: AuthorizeHandler | bool | None) -> None:
+        """`handler(url)` (sync or async) opens an OAuth authorization URL for the person; it
+        returns once the URL is shown, and toolbench waits for the redirect to its loopback port.
+        None restores the default (print the URL, open a browser where there is one); False
+        refuses, so a server that needs a person to sign in fails with `mcp.sign_in_required`."""
+        self._sign_in.set_handler(handler)
+
+    def signed_in(self, name: str) -> bool:
+        """Whether OAuth tokens are stored for server `name` (an HTTP server; never the tokens)."""
+        entry = self._entry(name)
+        url = getattr(entry.spec.transport, "url", None)
+        return isinstance(url, str) and self._sign_in.token_file(entry.spec.name, url).has_tokens()
+
+    def sign_out(self, name: str) -> None:
+        """Forget the stored OAuth tokens and registration of server `name`."""
+        entry = self._entry(name)
+        url = getattr(entry.spec.transport, "url", None)
+        if isinstance(url, str):
+            self._sign_in.token_file(entry.spec.name, url).clear()
+
     def roots_changed(self) -> None:
         """Tell the active servers that the roots changed (for the bench's profile setter): safe
         from any thread, the bench loop included; it does not wait for the notifications."""
@@ -322,7 +346,7 @@ class McpManager:
         def make() -> Connection:
             return Connection(entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
                               on_lost=self._lost, client_side=ClientSide(entry.spec.name, self._handlers),
-                              trace=entry.trace)
+                              trace=entry.trace, sign_in=self._sign_in)
 
         await entry.connect(make, lambda: self._entries.get(entry.spec.id) is entry)
 

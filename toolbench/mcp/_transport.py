@@ -11,8 +11,10 @@ its class:
   names (a pipe drained by a thread, so it works inside Jupyter where stderr has no file
   descriptor); its pid is reported to the context, and its process group is killed when the
   connection ends or gives up.
-- `HttpTransport(url, headers)`: streamable HTTP. A `tools/call` POST that could not even
-  connect is reported to the context as not sent.
+- `HttpTransport(url, headers, oauth)`: streamable HTTP. A `tools/call` POST that could not
+  even connect is reported to the context as not sent. Requests carry the SDK's OAuth provider
+  the context's `sign_in` builds (`_sign_in`), so a server that answers 401 is signed in to;
+  `oauth` (an `OAuth`) says how.
 - `InProcessTransport(server)`: the SDK's in-memory double for an `MCPServer` or `Server`.
 - `SdkTransport(factory)`: any other SDK transport; `factory()` returns a new async context
   manager of streams at each connect (`SdkTransport(lambda: sse_client(url))`).
@@ -31,7 +33,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 import httpx2
 from mcp.client._transport import TransportStreams
@@ -40,8 +42,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ._failures import ConnectFailed
 from ._mcp_json import ConfigEntry, config_invalid
+from ._oauth import OAuth
 from ._procs import CappedLog, is_alive, kill_group
 from ._wire import WireMonitor
+
+if TYPE_CHECKING:
+    from ._sign_in import SignIn
 
 Streams = AbstractAsyncContextManager[TransportStreams]
 
@@ -52,15 +58,32 @@ class TransportContext:
     `log_path`: where the server's stderr goes, for a transport with `stderr_log` (None: nowhere).
     A transport that starts a process sets `pid` (shown in `McpServerInfo.pid`; its group is
     killed when the connection gives up), and one that knows a `tools/call` request never left
-    calls `call_not_sent()` (the call is then reported as not sent rather than outcome unknown)."""
+    calls `call_not_sent()` (the call is then reported as not sent rather than outcome unknown).
+    `server` is the display name and `sign_in` the manager's `SignIn` (None: no OAuth); a sign-in
+    that fails says why with `auth_failed()`, and `person_waiting(True/False)` stops and starts
+    the connect timeout around the person's part."""
 
-    def __init__(self, monitor: WireMonitor, log_path: Path | None = None) -> None:
+    def __init__(
+        self, monitor: WireMonitor, log_path: Path | None = None, *, server: str = "", sign_in: SignIn | None = None,
+        on_person: Callable[[bool], None] | None = None,
+    ) -> None:
         self.log_path = log_path
         self.pid: int | None = None
+        self.server = server
+        self.sign_in = sign_in
+        self.auth_failure: ConnectFailed | None = None
+        self._on_person = on_person
         self._monitor = monitor
 
     def call_not_sent(self) -> None:
         self._monitor.call_sent = False
+
+    def auth_failed(self, failure: ConnectFailed) -> None:
+        self.auth_failure = failure
+
+    def person_waiting(self, waiting: bool) -> None:
+        if self._on_person is not None:
+            self._on_person(waiting)
 
     def kill(self) -> None:
         """SIGKILL the process group of the server this transport started, if it still runs."""
@@ -105,7 +128,7 @@ def _only(entry: ConfigEntry, allowed: frozenset[str], kind: str) -> None:
 
 
 _STDIO_FIELDS = frozenset({"command", "args", "env", "cwd", "envFile"})
-_HTTP_FIELDS = frozenset({"url", "headers"})
+_HTTP_FIELDS = frozenset({"url", "headers", "oauth"})
 _TRANSPORT_FIELDS = _STDIO_FIELDS | _HTTP_FIELDS
 
 
@@ -210,23 +233,28 @@ logging.getLogger("mcp.client.stdio").addFilter(_QuietParseErrors())
 @dataclass(frozen=True, slots=True, init=False)
 class HttpTransport(McpTransport):
     """A server reached over streamable HTTP at `url` (http:// or https://), with `headers` on
-    every request."""
+    every request, signed in to with OAuth when it asks (`oauth`: how; None: discovery and
+    registration as the SDK does them)."""
 
     kind: ClassVar[str] = "http"
     url: str
     headers: Mapping[str, str] | None = field(repr=False, hash=False)  # may hold secrets
+    oauth: OAuth | None = field(repr=False, hash=False)
 
-    def __init__(self, url: str, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(self, url: str, headers: Mapping[str, str] | None = None, oauth: OAuth | None = None) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise config_invalid(f"`url` must start with http:// or https://, not {url!r}")
+        if oauth is not None and not isinstance(oauth, OAuth):
+            raise config_invalid(f"`oauth` must be a toolbench.mcp.OAuth, not {type(oauth).__name__}")
         object.__setattr__(self, "url", url)
         object.__setattr__(self, "headers", _str_map("headers", headers))
+        object.__setattr__(self, "oauth", oauth)
 
     @classmethod
     def from_config(cls, entry: ConfigEntry) -> HttpTransport:
-        """From `{url, headers}`."""
+        """From `{url, headers, oauth}` (`oauth` with camelCase keys, see `_oauth`)."""
         _only(entry, _HTTP_FIELDS, "streamable HTTP")
-        return cls(entry.value("url"), entry.value("headers"))
+        return cls(entry.value("url"), entry.value("headers"), OAuth.from_config(entry.value("oauth")))
 
     def open(self, context: TransportContext) -> Streams:
         return self._streams(context)
@@ -234,7 +262,9 @@ class HttpTransport(McpTransport):
     @asynccontextmanager
     async def _streams(self, context: TransportContext) -> AsyncIterator[TransportStreams]:
         tracker = _RefusedCallTracker(context)
-        client = httpx2.AsyncClient(headers=dict(self.headers or {}), timeout=_HTTP_TIMEOUT, transport=tracker)
+        auth = None if context.sign_in is None else context.sign_in.auth(context.server, self.url, self.oauth, context)
+        client = httpx2.AsyncClient(headers=dict(self.headers or {}), timeout=_HTTP_TIMEOUT, transport=tracker,
+                                    auth=auth)
         async with client, streamable_http_client(self.url, http_client=client) as streams:
             yield streams
 
