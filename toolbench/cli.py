@@ -116,6 +116,10 @@ def _main(argv: list[str]) -> int:
                        help="check only this server (repeatable; default: every server of the file)")
     _common_options(check)
     check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--sign-in", action="store_true",
+                       help="sign in to the HTTP servers that ask for OAuth: print each authorization URL and open "
+                       "a browser (the tokens are kept outside the workspace, for later runs). Without it a server "
+                       "that needs a person to sign in is unreachable (mcp.sign_in_required, exit 2)")
     check.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                        help="the time limit of each server that sets no `timeout` of its own (default 60)")
     check.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema")
@@ -135,6 +139,8 @@ def _main(argv: list[str]) -> int:
         # check's --demo is the demo MCP server (cli_check.demo_config), not the demo extension tools
         with open_bench(args.workspace, args.profile, seed=getattr(args, "seed", None),
                         demo=getattr(args, "demo", False) and args.command != "check") as bench:
+            # A command asks nobody to sign in (CI has nobody to ask) unless --sign-in says a person is here.
+            bench.mcp.on_authorize(None if getattr(args, "sign_in", False) else False)
             if args.command == "check":
                 return _check(bench, args, screen)
             if args.mcp_config is not None:

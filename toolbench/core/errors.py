@@ -150,6 +150,11 @@ CODES: dict[str, str] = {
     "mcp.server_start_failed": "an MCP server could not start or finish its handshake (diagnostic)",
     "mcp.server_timeout": "an MCP server did not finish its handshake or tool listing in time (diagnostic)",
     "mcp.server_exited": "an active MCP server's process exited or its connection broke (diagnostic)",
+    "mcp.sign_in_required": "an HTTP MCP server asks for OAuth and nobody may be asked to sign in here "
+                            "(toolbench check without --sign-in; diagnostic)",
+    "mcp.sign_in_failed": "signing in to an HTTP MCP server (OAuth) failed: discovery, registration, the "
+                          "authorization or the token request (diagnostic)",
+    "mcp.token_store_unsafe": "the OAuth token folder is inside the workspace, a link, or not the user's own",
     "mcp.tool_listing_failed": "an MCP server's tools/list failed or answered invalid JSON (diagnostic)",
     "mcp.tool_name_invalid": "a listed MCP tool's name is empty, too long or not printable; not offered",
     "mcp.tool_schema_invalid": "a listed MCP tool's inputSchema is not a valid object schema; not offered",

@@ -14,7 +14,9 @@ a token store (`_token_store`) and, for the authorization-code grant, the loopba
   port is `callback_port`, else the one the stored registration names, else a free one.
 - `grant="client_credentials"`: `PrivateKeyJWTOAuthProvider` with `private_key_file` (a PEM
   key; its type picks the signing algorithm), else `ClientCredentialsOAuthProvider` with
-  `client_secret` (`client_secret_basic`, which RFC 6749 makes every server support).
+  `client_secret` (`client_secret_basic`, which RFC 6749 makes every server support). Give
+  `issuer` (the authorization server's): without it the MCP server's metadata decides where
+  the credentials go, and the SDK warns so (it will require it in 3.0).
 - `grant="identity_assertion"` (cross-app access, SEP-990): `IdentityAssertionOAuthProvider`
   with `client_id`, `client_secret`, the authorization server's `issuer`, and `assertion`, a
   callable `(audience, resource) -> ID-JAG` (sync or async) that asks the enterprise IdP.

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import socket
 import sys
 import webbrowser
@@ -52,6 +53,16 @@ AuthorizeHandler = Callable[[str], Any]
 _DONE_PAGE = (b"<!doctype html><title>toolbench</title><p>Signed in. You can close this tab and go back to "
               b"toolbench.</p>")
 _OAUTH_ERRORS = (OAuthFlowError, OAuthTokenError, OAuthRegistrationError)
+
+
+class _ReportedByToolbench(logging.Filter):
+    """Drop the SDK's traceback for a failed flow: the connection reports it as one coded line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() not in ("OAuth flow error", "Invalid refresh response")
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_ReportedByToolbench())
 
 
 class SignInRequired(Exception):
@@ -114,10 +125,11 @@ def _provider(sign_in: SignIn, server: str, url: str, oauth: OAuth, store: Token
             jwt = SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id,
                                       signing_algorithm=signing_algorithm(pem), signing_key=pem.decode())
             return PrivateKeyJWTOAuthProvider(server_url=url, storage=store, client_id=oauth.client_id,
-                                              assertion_provider=jwt.create_assertion_provider(), scope=scope)
+                                              assertion_provider=jwt.create_assertion_provider(), scope=scope,
+                                              issuer=oauth.issuer)
         assert oauth.client_secret is not None
         return ClientCredentialsOAuthProvider(server_url=url, storage=store, client_id=oauth.client_id,
-                                              client_secret=oauth.client_secret, scope=scope,
+                                              client_secret=oauth.client_secret, scope=scope, issuer=oauth.issuer,
                                               token_endpoint_auth_method="client_secret_basic")
     if oauth.grant == "identity_assertion":
         assertion = oauth.assertion

@@ -70,9 +70,11 @@ def oauth_for(url: str, folder: Path) -> OAuth | None:
         key = folder / "client.pem"
         key.write_text(CONTEXT["private_key_pem"])
         key.chmod(0o600)
-        return OAuth(grant="client_credentials", client_id=CONTEXT["client_id"], private_key_file=str(key))
+        return OAuth(grant="client_credentials", client_id=CONTEXT["client_id"], private_key_file=str(key),
+                     issuer=authorization_server(url))
     if SCENARIO == "auth/client-credentials-basic":
-        return OAuth(grant="client_credentials", client_id=CONTEXT["client_id"], client_secret=CONTEXT["client_secret"])
+        return OAuth(grant="client_credentials", client_id=CONTEXT["client_id"], client_secret=CONTEXT["client_secret"],
+                     issuer=authorization_server(url))
     if SCENARIO == "auth/cross-app-access-complete-flow":
         return OAuth(grant="identity_assertion", client_id=CONTEXT["client_id"], client_secret=CONTEXT["client_secret"],
                      issuer=authorization_server(url), assertion=fetch_id_jag)
