@@ -28,7 +28,7 @@ from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
 from ._sampling import SamplingModel
 from ._sign_in import AuthorizeHandler, SignIn
-from ._token_store import TokenFolder, default_token_dir
+from ._token_store import TokenFolder
 from ._wire import TRACE_MESSAGES, TraceMessage
 
 if TYPE_CHECKING:  # mcp sits below runtime: the loop is handed in, never imported
@@ -55,7 +55,7 @@ class McpManager:
     ) -> None:
         self._loop = loop
         self._handlers = Handlers(roots)
-        self._sign_in = SignIn(TokenFolder(Path(token_dir) if token_dir is not None else default_token_dir(), root))
+        self._sign_in = SignIn(TokenFolder(Path(token_dir) if token_dir is not None else None, root))
         self._log_dir = Path(log_dir)
         self._root = root  # the workspace the log folder must stay beneath (a planted link out: no logs)
         self._max_response_chars = max_response_chars

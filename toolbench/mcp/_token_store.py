@@ -43,11 +43,16 @@ def _unsafe(why: str) -> ToolbenchError:
 
 
 class TokenFolder:
-    """The folder; `root` is the workspace it must stay out of (None: no workspace)."""
+    """The folder (None: `default_token_dir()`, read at each use, so setting the variable later
+    counts); `root` is the workspace it must stay out of (None: no workspace)."""
 
-    def __init__(self, path: Path, root: Path | None = None) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | None = None, root: Path | None = None) -> None:
+        self._path = path
         self.root = root
+
+    @property
+    def path(self) -> Path:
+        return self._path if self._path is not None else default_token_dir()
 
     def file(self, server: str, resource: str) -> TokenFile:
         digest = hashlib.sha256(resource.encode()).hexdigest()[:16]
