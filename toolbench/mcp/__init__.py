@@ -5,7 +5,8 @@ The bench wires one `McpManager` in as `bench.mcp`. Tool ids are `mcp/<registrat
 the display name seeds call names. A transport is a value (`McpTransport`: `StdioTransport`,
 `HttpTransport`, `InProcessTransport`, `SdkTransport`, or a subclass of your own), given as
 `add(name, transport=...)`. Modules: `_config` (registration options, ids, `mcp.json` types),
-`_mcp_json` (placeholders, `envFile`), `_transport` (the transport classes), `_wire` (the
+`_mcp_json` (placeholders, `envFile`), `_transport` (the transport classes), `_oauth` /
+`_sign_in` / `_token_store` (OAuth: which SDK provider, the loopback sign-in, the token files), `_wire` (the
 stream monitor and trace), `_connection` (one session; every SDK exception is caught there,
 `_failures` builds the errors), `_client_side` (what the client declares and answers: roots,
 sampling, elicitation, progress; `_requests` holds their values), `_tools` (which listed tools
@@ -14,6 +15,10 @@ state, lifecycle and views), `_manager` (the facade), `_procs` (process groups, 
 
 Rules where the issue was silent:
 
+- The handshake is the SDK's `mode="auto"`: `server/discover` (protocol 2026-07-28) first, then
+  `initialize` when the server refuses it, so servers of either revision connect.
+- HTTP servers that answer 401 are signed in to with OAuth (`_oauth`, `_sign_in`: the SDK's
+  providers; tokens in `_token_store`, outside the workspace; `on_authorize` opens the URL).
 - States: `pending` (registered, not connected: `connect=False`, or after `close()`), `active`,
   `disabled`, `failed`. A lost connection makes a server `failed` (`mcp.server_exited`); there is
   no automatic reconnect: `refresh()` reconnects servers that are not active and re-lists the

@@ -53,6 +53,9 @@ from ._wire import RejectedTool, TraceMessage, WireMonitor, watched
 MAX_PAGES = 100  # a paginator that never ends cannot hang discovery
 CLOSE_GRACE = 10.0  # the SDK's own stdio shutdown is bounded at ~6.5 s (stdin, SIGTERM, SIGKILL)
 _CLIENT_INFO = Implementation(name="toolbench", version="0.1.0")
+# The handshake: `server/discover` (protocol 2026-07-28) first, then `initialize` for a server that
+# refuses it (every earlier revision), as the SDK's "auto" does; both revisions count.
+HANDSHAKE = "auto"
 
 
 class Connection:
@@ -143,6 +146,7 @@ class Connection:
                         watched(self.spec.transport.open(self._context), self._monitor),
                         cache=None,
                         client_info=_CLIENT_INFO,
+                        mode=HANDSHAKE,
                         **self.client_side.options(),
                     )
                     await stack.enter_async_context(client)
