@@ -249,3 +249,38 @@ def test_a_token_folder_inside_the_workspace_is_refused(tmp_path: Path, monkeypa
         info = bench.mcp.add("secured", url=server.url, timeout=30)
         assert (info.state, info.diagnostic_code) == ("failed", "mcp.token_store_unsafe")
         assert not (bench.workspace / "notes").exists()
+
+
+def test_the_app_offers_sign_in_and_shows_the_page_to_open(
+        tmp_path: Path, tokens: Path, scenario: type[Scenario]) -> None:
+    import threading
+    import time
+
+    from toolbench.widgets._state import WorkbenchState
+    from toolbench.widgets.mcp import McpPanel
+
+    server = scenario("auth/metadata-default")
+    with _bench(tmp_path) as bench:
+        bench.mcp.on_authorize(False)
+        assert bench.mcp.add("secured", url=server.url, timeout=30).diagnostic_code == "mcp.sign_in_required"
+        panel = McpPanel(WorkbenchState(bench, bench.invocation("chat", id="inv_x")))
+        button = panel.row_buttons["secured"]["signin"]
+        assert "tb-mcp-signin" in button._dom_classes
+        shown: list[str] = []
+
+        def person() -> None:  # watches the panel, then opens the link it shows
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and "href=" not in panel.signin_link.value:
+                time.sleep(0.05)
+            shown.append(panel.signin_link.value)
+            href = re.search(r"href='([^']+)'", panel.signin_link.value)
+            if href:
+                urllib.request.urlopen(href.group(1).replace("&amp;", "&"), timeout=20).read()
+
+        watcher = threading.Thread(target=person, daemon=True)
+        watcher.start()
+        button.click()
+        watcher.join(30)
+        assert "open the authorization page" in shown[0] and "target='_blank'" in shown[0]
+        assert bench.mcp.info("secured").state == "active"
+        assert panel.signin_link.value == "" and "signin" not in panel.row_buttons["secured"]

@@ -22,6 +22,7 @@ from ._state import WorkbenchState
 T = TypeVar("T")
 TRACE_LIMIT = 50  # messages listed; the manager keeps more
 PERMISSIONS = ("on", "off", "ask")
+SIGN_IN_CODES = ("mcp.sign_in_required", "mcp.sign_in_failed")  # a card with these offers "sign in"
 SHAPES = ('paste {"mcpServers": {"name": {...}}}, {"name": {"command": ..., "args": [...]}}, '
           'or {"command": ..., "args": [...]} with a name')
 PLACEHOLDER = '{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}'
@@ -92,7 +93,9 @@ def muted(text: str) -> str:
 class McpPanel(Panel):
     """MCP servers: the add box (`config`, `name`, `add_button`), a card per server (buttons in
     `row_buttons[name]`: `select`, `restart`, `toggle`, `remove`), the `server` dropdown and the
-    details tabs: tools (`permission_controls[tool_id]`), diagnostics, stderr log, `trace`."""
+    details tabs: tools (`permission_controls[tool_id]`), diagnostics, stderr log, `trace`. A
+    server that needs an OAuth sign-in gets a `signin` button; the page to open shows in
+    `signin_link` while toolbench waits for the redirect."""
 
     css_class = "tb-mcp"
 
@@ -100,6 +103,8 @@ class McpPanel(Panel):
         state = WorkbenchState.of(source, invocation)
         self.title = w.HTML("")
         self.status = w.HTML("")  # what runs now: connecting, restarting...
+        self.signin_link = w.HTML("")  # the authorization URL to open while a sign-in waits
+        self.signin_link.add_class("tb-mcp-signin-link")
         self.server_list = scroll([], size="tb-short")
         self.server = w.Dropdown(description="server", options=[])
         self.server.add_class("tb-mcp-server")
@@ -142,7 +147,7 @@ class McpPanel(Panel):
         self._doing: list[str] = []
         self._drawn = self._redrawing = False
         self._tasks: set[asyncio.Task[Any]] = set()
-        super().__init__(state, [bar([self.title, self.status]), self.server_list,
+        super().__init__(state, [bar([self.title, self.status]), self.signin_link, self.server_list,
                                  bar([self.server, self.refresh_button]), self.tabs, self.add_box])
         self._wire()
         self.refresh()
@@ -194,6 +199,9 @@ class McpPanel(Panel):
                                 f"{html.escape(info.diagnostic or '')}"))
         buttons = {
             "select": w.Button(description="details", tooltip="show its tools, log and trace below"),
+            **({"signin": w.Button(description="sign in", icon="sign-in", button_style="info",
+                                   tooltip="sign in with OAuth: the page to open appears above")}
+               if info.diagnostic_code in SIGN_IN_CODES else {}),
             "restart": w.Button(description="restart", icon="refresh", tooltip="reconnect and list the tools"),
             "toggle": w.Button(description="enable" if info.state == "disabled" else "disable"),
             "remove": w.Button(description="remove", icon="trash", button_style="danger"),
@@ -201,6 +209,8 @@ class McpPanel(Panel):
         name = info.name
         mcp = self.state.bench.mcp
         self.on_click(buttons["select"], partial(setattr, self.server, "value", name))
+        if "signin" in buttons:
+            self.on_click(buttons["signin"], partial(self._sign_in, name))
         self.on_click(buttons["restart"], partial(self._run, f"restarting {name}", partial(
             mcp.refresh, name, restart=True), partial(mcp.arefresh, name, restart=True)))
         switch = (mcp.enable, mcp.aenable) if info.state == "disabled" else (mcp.disable, mcp.adisable)
@@ -305,6 +315,22 @@ class McpPanel(Panel):
         self.config.value = self.name.value = ""
         if added:
             self.server.value = added[0].name
+
+    def _sign_in(self, name: str) -> None:
+        """Connect again with the app as the person's side: the URL shows here as a link."""
+        mcp = self.state.bench.mcp
+        mcp.on_authorize(self._show_authorization)
+        self._run(f"signing in to {name}", partial(mcp.refresh, name, restart=True),
+                  partial(mcp.arefresh, name, restart=True), lambda _infos: self._clear_authorization())
+
+    def _show_authorization(self, url: str) -> None:
+        self.signin_link.value = (
+            f"<div class='tb-card'>Sign in: <a href='{html.escape(url, quote=True)}' target='_blank' "
+            "rel='noopener noreferrer'>open the authorization page</a> "
+            + muted("(toolbench waits for its redirect on 127.0.0.1, so open it on this machine)") + "</div>")
+
+    def _clear_authorization(self) -> None:
+        self.signin_link.value = ""
 
     def _set_permission(self, tool_id: Any, value: str) -> None:
         self.state.bench.mcp.set_permission(tool_id, value)  # type: ignore[arg-type]
