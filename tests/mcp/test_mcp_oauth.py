@@ -150,6 +150,29 @@ def test_a_stored_token_signs_in_again_without_a_person(
         assert "toolbench check --sign-in" in (info.diagnostic or "")
 
 
+def test_a_stale_stored_token_is_refreshed_without_a_person(
+        tmp_path: Path, tokens: Path, scenario: type[Scenario]) -> None:
+    server = scenario("auth/metadata-default")
+    with _bench(tmp_path, "first") as bench:
+        bench.mcp.on_authorize(Browser())
+        assert bench.mcp.add("secured", url=server.url, timeout=30).state == "active"
+    [file] = list(tokens.iterdir())
+    stored = json.loads(file.read_text())
+    old = stored["tokens"]["access_token"]
+    # An hour later: the access token has expired; the server issued a refresh token with it.
+    stored["tokens"]["refresh_token"], stored["expires_at"] = "refresh-1", stored["expires_at"] - 7200
+    file.write_text(json.dumps(stored))
+
+    def nobody(url: str) -> None:
+        raise AssertionError("asked a person to sign in although the token could be refreshed")
+
+    with _bench(tmp_path, "second") as bench:
+        bench.mcp.on_authorize(nobody)
+        assert bench.mcp.add("secured", url=server.url, timeout=30).state == "active"
+    refreshed = json.loads(file.read_text())
+    assert refreshed["tokens"]["access_token"] != old and refreshed["expires_at"] > stored["expires_at"] + 7000
+
+
 def test_no_token_is_written_anywhere_but_the_token_store(
         tmp_path: Path, tokens: Path, scenario: type[Scenario], capfd: pytest.CaptureFixture[str]) -> None:
     server = scenario("auth/metadata-default")
@@ -159,7 +182,14 @@ def test_no_token_is_written_anywhere_but_the_token_store(
         _allow(bench, info)
         inv = bench.invocation("chat")
         inv.call("mcp__secured__test-tool", {})
-        seen = [repr(bench.mcp.info("secured")), repr(bench.mcp.servers), repr(inv.records),
+        from toolbench.widgets._state import WorkbenchState
+        from toolbench.widgets.mcp import McpPanel
+
+        panel = McpPanel(WorkbenchState(bench, inv))
+        panel.server.value = "secured"
+        views = [panel.server_list.children[0].children[0].value, panel.diagnostics_view.value,
+                 panel.tools_view.value, *(str(o) for o in panel.trace.options)]
+        seen = [repr(bench.mcp.info("secured")), repr(bench.mcp.servers), repr(inv.records), *views,
                 *(m.text for m in bench.mcp.trace("secured")), inv.to_dataframe().to_csv()]
         workspace = bench.workspace
     [file] = list(tokens.iterdir())

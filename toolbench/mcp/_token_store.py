@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
 from pydantic import ValidationError
 
 from ..core.errors import ToolbenchError
@@ -26,6 +26,7 @@ from ..core.fileio import read_regular_file, replace_at
 from ._config import slugify
 
 FILE_BYTES = 256 << 10  # a token file is a few KB
+_METADATA = {"oauth_metadata": OAuthMetadata, "protected_resource_metadata": ProtectedResourceMetadata}
 
 
 def default_token_dir() -> Path:
@@ -97,8 +98,9 @@ class TokenFile:
         self._context: Any = None
 
     def bind(self, context: Any) -> None:
-        """The SDK provider's context: its token expiry is set when stored tokens are loaded
-        (the SDK's own load reads the token but not when it expires)."""
+        """The SDK provider's context. The SDK's own load reads the token but neither when it
+        expires nor where it came from, so a later session could not refresh it: the expiry and
+        the discovered metadata (token endpoint, resource) are kept beside it and put back."""
         self._context = context
 
     # -- the document -------------------------------------------------------------------------
@@ -150,14 +152,26 @@ class TokenFile:
             tokens = OAuthToken.model_validate(document["tokens"])
         except (KeyError, ValidationError):
             return None
-        expires_at = document.get("expires_at")
-        if self._context is not None and isinstance(expires_at, int | float):
-            self._context.token_expiry_time = float(expires_at)
+        context = self._context
+        if context is not None:
+            expires_at = document.get("expires_at")
+            if isinstance(expires_at, int | float):
+                context.token_expiry_time = float(expires_at)
+            for key, model in _METADATA.items():
+                value = (document.get("metadata") or {}).get(key)
+                if value is not None and getattr(context, key, None) is None:
+                    try:
+                        setattr(context, key, model.model_validate(value))
+                    except ValidationError:
+                        pass  # discovery runs again
         return tokens
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         expires_at = None if tokens.expires_in is None else time.time() + tokens.expires_in
-        self._write(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
+        metadata = {key: found.model_dump(mode="json", exclude_none=True) for key in _METADATA
+                    if (found := getattr(self._context, key, None)) is not None}
+        self._write(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at,
+                    **({"metadata": metadata} if metadata else {}))
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         if self.preset_client is not None:
