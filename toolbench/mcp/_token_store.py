@@ -11,6 +11,7 @@ is refused (`mcp.token_store_unsafe`): a token is never written where a model co
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -160,10 +161,8 @@ class TokenFile:
             for key, model in _METADATA.items():
                 value = (document.get("metadata") or {}).get(key)
                 if value is not None and getattr(context, key, None) is None:
-                    try:
+                    with contextlib.suppress(ValidationError):  # else discovery runs again
                         setattr(context, key, model.model_validate(value))
-                    except ValidationError:
-                        pass  # discovery runs again
         return tokens
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
