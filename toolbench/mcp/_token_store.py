@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..core.errors import ToolbenchError
 from ..core.fileio import read_regular_file, replace_at
 from ._config import slugify
 
 FILE_BYTES = 256 << 10  # a token file is a few KB
-_METADATA = {"oauth_metadata": OAuthMetadata, "protected_resource_metadata": ProtectedResourceMetadata}
+_METADATA: dict[str, type[BaseModel]] = {"oauth_metadata": OAuthMetadata,
+                                         "protected_resource_metadata": ProtectedResourceMetadata}
 
 
 def default_token_dir() -> Path:
