@@ -314,3 +314,27 @@ def test_the_app_offers_sign_in_and_shows_the_page_to_open(
         assert "open the authorization page" in shown[0] and "target='_blank'" in shown[0]
         assert bench.mcp.info("secured").state == "active"
         assert panel.signin_link.value == "" and "signin" not in panel.row_buttons["secured"]
+
+
+def test_check_sign_in_prints_the_page_to_open_and_keeps_the_token(
+        tmp_path: Path, tokens: Path, scenario: type[Scenario]) -> None:
+    server = scenario("auth/metadata-default")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"secured": {"url": server.url}}}))
+    env = {**os.environ, "TOOLBENCH_TOKEN_DIR": str(tokens), "BROWSER": "true"}  # a browser that opens nothing
+    command = [sys.executable, "-m", "toolbench", "check", "--mcp-config", str(config), "--sign-in",
+               "--workspace", str(tmp_path / "ws")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # the one line the person reads
+        assert line.startswith("Sign in to MCP server `secured`: open http://localhost:"), line
+        with urllib.request.urlopen(line.split(": open ", 1)[1].strip(), timeout=20) as page:
+            assert b"Signed in" in page.read()
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (process.returncode, err) == (0, ""), out
+    assert "secured (http, active): 1 tool(s)" in out
+    assert json.loads(next(tokens.iterdir()).read_text())["tokens"]["access_token"] not in out + line

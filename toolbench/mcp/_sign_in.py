@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import socket
@@ -102,15 +103,15 @@ class SignIn:
         if handler is None:
             if not self.interactive:
                 raise SignInRequired(server)
-            handler = _default_authorize
+            handler = functools.partial(_default_authorize, server)
         reply = await handler(url) if inspect.iscoroutinefunction(handler) else await asyncio.to_thread(handler, url)
         if inspect.isawaitable(reply):
             await reply
 
 
-def _default_authorize(url: str) -> None:
+def _default_authorize(server: str, url: str) -> None:
     """Print the URL (a notebook shows it as a link) and open a browser when there is one."""
-    print(f"Sign in to the MCP server: open {url}", file=sys.stderr, flush=True)
+    print(f"Sign in to MCP server `{server}`: open {url}", file=sys.stderr, flush=True)
     with contextlib.suppress(webbrowser.Error):
         webbrowser.get().open(url)
 
