@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolbench.core.errors import CODES, ToolbenchError
 from toolbench.examples.demo_mcp import build_server
@@ -299,3 +301,84 @@ def test_expanded_values_map_what_the_environment_gave_to_the_placeholder_as_wri
                                      "env": {"K": "${NONE}"}}}}
     env = {"TOKEN": "sk-123456", "SHORT": "ab"}
     assert expanded_values(document, env) == {"sk-123456": "${env:TOKEN}"}  # the first form met names it
+
+
+# -- roots (see toolbench.mcp._roots) -------------------------------------------------------------
+
+
+def test_roots_from_add_normalise_to_workspace_false_or_absolute_folders(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert make_spec("a", taken_ids=set(), command="x").roots == "workspace"  # the default
+    assert make_spec("a", taken_ids=set(), command="x", roots=None).roots == "workspace"
+    assert make_spec("a", taken_ids=set(), url="http://h/mcp", roots="workspace").roots == "workspace"
+    assert make_spec("a", taken_ids=set(), server=build_server(), roots=False).roots is False
+    spec = make_spec("a", taken_ids=set(), command="x", roots=["rel", Path("/data/p/../q"), "~/notes",
+                                                                "file:///srv/a%20b", "/data/q"])
+    assert spec.roots == (tmp_path / "rel", Path("/data/q"), Path.home() / "notes", Path("/srv/a b"))
+    assert make_spec("a", taken_ids=set(), command="x", roots=[]).roots == ()  # declared, with no folder
+
+
+@pytest.mark.parametrize(
+    ("roots", "says"),
+    [(True, "not true"), ("Workspace", "other than"), ("/data", "a list of one"), (Path("/data"), "a list of one"),
+     (5, "not int"), ({"a": "/x"}, "not dict"), ([5], "`roots[0]`"), (["/a", ""], "`roots[1]`"),
+     ([b"/a"], "`roots[0]`"), (["file://other-host/x"], "`roots[0]`"), (["~no-such-user-here/x"], "`roots[0]`")],
+)
+def test_bad_roots_are_config_errors_naming_the_server_and_what_is_allowed(roots: Any, says: str) -> None:
+    with pytest.raises(ToolbenchError) as caught:
+        make_spec("files", taken_ids=set(), command="x", roots=roots)
+    error = caught.value
+    assert error.code == "mcp.config_invalid" and says in error.message
+    assert error.message.startswith("MCP server `files`: ")
+    if not says.startswith("`roots["):
+        assert '"workspace"' in error.message and "false" in error.message and "list of folder paths" in error.message
+
+
+def test_mcp_json_roots_read_like_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATA_HOME", "/srv/data")
+    path = tmp_path / "conf" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"mcpServers": {
+        "listed": {"command": "x", "roots": ["../project", "~/notes", "${env:DATA_HOME}/a", "${DATA_HOME}", "/abs"]},
+        "off": {"url": "http://h/mcp", "roots": False},
+        "ws": {"command": "x", "roots": "workspace"},
+        "plain": {"command": "x"},
+        "null": {"command": "x", "roots": None},
+        "empty": {"command": "x", "roots": []},
+    }}))
+    roots = {options.name: options.roots for options in parse_mcp_json(path)}
+    assert roots == {"listed": (tmp_path / "project", Path.home() / "notes", Path("/srv/data/a"), Path("/srv/data"),
+                                Path("/abs")),
+                     "off": False, "ws": "workspace", "plain": "workspace", "null": "workspace", "empty": ()}
+    [options] = parse_mcp_json({"mcpServers": {"a": {"command": "x", "roots": ["rel"]}}})  # no file: the cwd
+    assert options.roots == (Path.cwd() / "rel",)
+
+
+def test_bad_mcp_json_roots_are_named_with_their_server_and_never_quote_a_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_DIR", "sk-not-a-folder")
+    with pytest.raises(ToolbenchError) as caught:
+        parse_mcp_json({"mcpServers": {"good": {"command": "x"}, "yes": {"command": "x", "roots": True},
+                                       "one": {"command": "x", "roots": "${SECRET_DIR}"},
+                                       "unset": {"command": "x", "roots": ["${NOT_SET_ROOTS_VAR}"]}}})
+    message = caught.value.message
+    assert caught.value.code == "mcp.config_invalid"
+    assert all(f"`{name}`" in message for name in ("yes", "one", "unset")) and "`good`" not in message
+    assert "sk-not-a-folder" not in message and "roots[0]" in message
+
+
+@given(st.lists(st.one_of(st.text(st.sampled_from("ab/.~ -"), min_size=1, max_size=12),
+                          st.builds(lambda s: f"file:///{s}", st.text(st.sampled_from("ab/%20"), max_size=8))),
+                max_size=5))
+def test_the_roots_normaliser_is_idempotent(paths: list[str]) -> None:
+    from toolbench.mcp._roots import roots_setting
+
+    try:
+        once = roots_setting(paths, base=Path("/base"))
+    except ToolbenchError as exc:  # a blank entry, `~name` of no user: refused, with its index
+        assert exc.code == "mcp.config_invalid" and "`roots[" in exc.message
+        return
+    assert isinstance(once, tuple) and all(p.is_absolute() for p in once)
+    assert roots_setting(once, base=Path("/elsewhere")) == once
+    assert roots_setting(list(map(str, once))) == once

@@ -192,3 +192,26 @@ def test_builtins_take_the_ask_permission_like_any_tool(bench):
     assert bench.permission("builtin:dice.roll") == "ask"
     with pytest.raises(Exception, match="on` or `ask"):
         bench.set_permission(MANAGE, "sometimes")
+
+
+def test_a_model_cannot_choose_a_servers_roots(bench, tmp_path):
+    """`roots` is no field of mcp.manage's closed schema: asking for any is refused before anyone is
+    asked, and every server the model registers or rebuilds is told the workspace roots (the
+    default), so it cannot widen a server to host folders outside the workspace."""
+    marker = tmp_path / "ran"
+    asked: list[ApprovalRequest] = []
+    bench.on_approval(lambda request: asked.append(request) or True)
+    inv = bench.invocation("chat")
+    server = {"id": "wide", **marking(marker)}
+    for roots in (False, ["/"], [str(tmp_path)], "workspace"):
+        for action, fields in [("create", {"server": {**server, "roots": roots}}),
+                               ("test", {"server": {**server, "roots": roots}}),
+                               ("validate", {"server": {**server, "roots": roots}}),
+                               ("update", {"server_id": "demo", "patch": {"roots": roots}})]:
+            assert manage(inv, action, **fields).error_code == "tool.invalid_arguments", (action, roots)
+    assert asked == [] and not marker.exists()
+    assert not manage(inv, "create", server=server).is_error and len(asked) == 1
+    assert bench.mcp.info("wide").client_capabilities == ("roots",)
+    bench.mcp.add("own", server=build_server(), roots=False)  # the user's: no roots
+    assert not manage(inv, "update", server_id="own", patch=marking(marker)).is_error and len(asked) == 2
+    assert bench.mcp.info("own").client_capabilities == ("roots",)  # rebuilt by the model: the workspace's

@@ -167,6 +167,7 @@ CODES: dict[str, str] = {
     "mcp.tool_renamed": "note (toolbench check): a model sees an MCP tool under a call name other than its server "
     "prefix and its own name (sanitised, truncated or de-duplicated)",
     "mcp.capability_not_offered": "warning: toolbench did not declare roots/sampling/elicitation; tools may be hidden",
+    "mcp.roots_missing": "warning: a folder of a server's `roots` list does not exist; declared all the same",
     "mcp.tool_unknown": "the call names no registered MCP server or no tool it offers; not sent",
     "mcp.tool_off": "the MCP tool's permission is off; not sent",
     "mcp.server_unavailable": "the MCP server is pending, disabled or failed; not sent",

@@ -5,13 +5,14 @@ The bench wires one `McpManager` in as `bench.mcp`. Tool ids are `mcp/<registrat
 the display name seeds call names. A transport is a value (`McpTransport`: `StdioTransport`,
 `HttpTransport`, `InProcessTransport`, `SdkTransport`, or a subclass of your own), given as
 `add(name, transport=...)`. Modules: `_config` (registration options, ids, `mcp.json` types),
-`_mcp_json` (placeholders, `envFile`), `_transport` (the transport classes), `_oauth` /
-`_sign_in` / `_token_store` (OAuth: which SDK provider, the loopback sign-in, the token files), `_wire` (the
-stream monitor and trace), `_connection` (one session; every SDK exception is caught there,
-`_failures` builds the errors), `_client_side` (what the client declares and answers: roots,
-sampling, elicitation, progress; `_requests` holds their values), `_tools` (which listed tools
-are offered, outputSchema checks), `_mapping` (the text a model reads), `_entry` (per-server
-state, lifecycle and views), `_manager` (the facade), `_procs` (process groups, stderr logs).
+`_mcp_json` (placeholders, `envFile`), `_roots` (a registration's roots: `"workspace"`, `False`
+or folders), `_transport` (the transport classes), `_oauth` / `_sign_in` / `_token_store`
+(OAuth: which SDK provider, the loopback sign-in, the token files), `_wire` (the stream monitor
+and trace), `_connection` (one session; every SDK exception is caught there, `_failures` builds
+the errors), `_client_side` (what the client declares and answers: roots, sampling, elicitation,
+progress; `_requests` holds their values), `_tools` (which listed tools are offered,
+outputSchema checks), `_mapping` (the text a model reads), `_entry` (per-server state,
+lifecycle and views), `_manager` (the facade), `_procs` (process groups, stderr logs).
 
 Rules where the issue was silent:
 
@@ -41,9 +42,14 @@ Rules where the issue was silent:
   verbatim, and `server=<display name>`; arguments are not checked against the schema here (the
   server does that). A result whose `structuredContent` breaks the `outputSchema` is returned
   with a note (`mcp.structured_content_invalid` in `structured["diagnostics"]`), not refused.
-- Client capabilities (see `_client_side`): roots when the manager has a roots provider;
-  sampling and elicitation while a handler is set (`on_sampling`, `on_elicitation`), since
-  servers hide tools when they are not declared (`warnings` says so, `mcp.capability_not_offered`).
+- Client capabilities (see `_client_side`): roots per registration (`roots=`, see `_roots`): on
+  `"workspace"` (the default) the workspace roots the manager's provider gives, declared when it
+  has one and announced on a profile change (`roots_changed`, to these servers only); on a list
+  of folders those (declared even while missing, with `mcp.roots_missing`); on `False` none, so a
+  server such as server-filesystem keeps the folders it was started with. Sampling and
+  elicitation while a handler is set (`on_sampling`, `on_elicitation`), since servers hide tools
+  when they are not declared (`warnings` says so, `mcp.capability_not_offered`; never about the
+  roots of a server registered with `roots=False`).
   Every call asks for progress (`on_progress`; the last events in `structured["progress"]`).
 - Stdio servers get the SDK's safe default environment plus `env`, nothing of toolbench's own;
   their stderr goes to `<log_dir>/<registration-id>.stderr.log`, rewritten at each connect; the
@@ -52,7 +58,7 @@ Rules where the issue was silent:
 - `mcp.json` (see `_config`, `_mcp_json`): `type` picks the transport class (`stdio`, `http`,
   `streamable-http`; `sse` is refused); `${env:NAME}` (VS Code, Cursor), `${NAME}` and
   `${NAME:-default}` (Claude Code) and `${userHome}` are expanded in command, args, env, cwd,
-  url and headers, and `envFile` is read; an unset variable without a default is
+  url, headers and roots, and `envFile` is read; an unset variable without a default is
   `mcp.config_invalid`.
 """
 

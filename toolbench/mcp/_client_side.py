@@ -4,9 +4,12 @@ requests a server sends back (roots, sampling, elicitation) and the progress it 
 Capabilities are fixed at the handshake, so each connection keeps the set it declared; the
 manager's `refresh()` reconnects a server whose set is no longer what the handlers ask for.
 
-- `roots`: declared when the manager has a roots provider (the bench gives the workspace roots
-  its profile makes visible, `workspace_roots`); answered with their `file://` URIs, read at
-  each request so a profile change shows at once.
+- `roots`: per connection, from its registration's `roots` (`_roots`). On `"workspace"` (the
+  default) declared when the manager has a roots provider (the bench gives the workspace roots
+  its profile makes visible, `workspace_roots`) and answered with their `file://` URIs, read at
+  each request so a profile change shows at once (`roots_changed` tells these servers only); on
+  a list of folders declared and answered with those; on `False` not declared at all, so a
+  server keeps the folders it was started with (a `roots/list` it sends anyway is refused).
 - `sampling` and `elicitation`: declared only while a handler is set. A capability is a promise:
   servers (server-everything, for one) register the tools that need it only when it is declared,
   so declaring it with nobody to answer would offer the model tools that always fail. Without a
@@ -43,6 +46,7 @@ from ._requests import (
     sampling_request,
     sampling_result,
 )
+from ._roots import WORKSPACE, RootsSetting, declares
 from ._sampling import SamplingModel, sample, speaks_protocol
 
 CAPABILITIES = ("roots", "sampling", "elicitation")
@@ -83,9 +87,9 @@ class Handlers:
     def set_elicitation(self, handler: Handler | None) -> None:
         self.elicitation = _callable_or_none("on_elicitation", handler)
 
-    def wanted(self) -> frozenset[str]:
-        """The capabilities a connection made now would declare."""
-        on = {"roots": self.roots is not None, "sampling": self.sampling is not None,
+    def wanted(self, roots: RootsSetting = WORKSPACE) -> frozenset[str]:
+        """The capabilities a connection made now would declare to a server on `roots`."""
+        on = {"roots": declares(roots, self.roots is not None), "sampling": self.sampling is not None,
               "elicitation": self.elicitation is not None}
         return frozenset(name for name, yes in on.items() if yes)
 
@@ -164,12 +168,15 @@ class CallTrace:
 
 
 class ClientSide:
-    """One connection's client half: the callbacks handed to the SDK client, and the call trace."""
+    """One connection's client half: the callbacks handed to the SDK client, and the call trace.
 
-    def __init__(self, server: str, handlers: Handlers) -> None:
+    `roots` is the registration's setting: what this connection declares and answers as roots."""
+
+    def __init__(self, server: str, handlers: Handlers, roots: RootsSetting = WORKSPACE) -> None:
         self.server = server
         self.handlers = handlers
-        self.declared = handlers.wanted()
+        self.roots = roots
+        self.declared = handlers.wanted(roots)
         self.current: CallTrace | None = None
 
     def options(self) -> dict[str, Any]:
@@ -202,7 +209,10 @@ class ClientSide:
     async def _list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
         provider = self.handlers.roots
         try:
-            paths = list(provider()) if provider is not None else []
+            if self.roots == WORKSPACE:
+                paths = list(provider()) if provider is not None else []
+            else:  # a list (a connection on False declares no roots, so the SDK refuses for us)
+                paths = list(self.roots or ())
             roots = [types.Root.model_validate({"uri": Path(p).resolve().as_uri(), "name": Path(p).name})
                      for p in paths]
         except Exception as exc:  # a provider failing must reach the server as an error, not kill the session

@@ -1,8 +1,8 @@
 """Registrations: what `McpManager.add` and `mcp.json` ask for, normalised and checked.
 
-`ServerOptions` is one registration as asked (name, transport, id, timeout, enabled): `add` and
-`aadd` build it from their keywords (`ServerFields`, declared once), the `mcp.json` loader from
-each entry. `register` turns it into the `ServerSpec` the manager keeps, with its id: stable
+`ServerOptions` is one registration as asked (name, transport, id, timeout, enabled, roots): `add`
+and `aadd` build it from their keywords (`ServerFields`, declared once), the `mcp.json` loader
+from each entry. `register` turns it into the `ServerSpec` the manager keeps, with its id: stable
 across restarts for the same configuration, a slug of the display name (lowercase `[a-z0-9-]`)
 made unique within the manager with `-2`, `-3`, ..., or the `id=` given. Tool ids are
 `mcp/<id>:<tool>`; the display name seeds the call names the model sees.
@@ -12,7 +12,8 @@ oauth}` (streamable HTTP; `oauth` as `_oauth` reads it); `type` (or `transport`)
 transport class in `CONFIG_TYPES`, and without one `command` means stdio and `url` streamable
 HTTP. `sse` and other types are refused
 (`mcp.config_invalid`). Placeholders are expanded (see `_mcp_json`); Python registrations are
-taken literally.
+taken literally, but for `~` in `roots` folders. `roots` (any transport) is the folders declared to
+that server as the client's roots (see `_roots`).
 
 An `mcp.json` file is read by `read_mcp_json` alone (the loader, `toolbench check`'s smoke
 calls and the command line's masking of expanded values all go through it): a regular file of
@@ -37,6 +38,7 @@ from ..core.errors import ToolbenchError
 from ..core.fileio import read_regular_file
 from ._mcp_json import ConfigEntry, config_invalid
 from ._oauth import OAuth
+from ._roots import WORKSPACE, RootsSetting, RootsValue, config_roots, roots_setting
 from ._transport import HttpTransport, InProcessTransport, McpTransport, StdioTransport
 
 DEFAULT_TIMEOUT = 60.0
@@ -49,8 +51,9 @@ class ServerFields(TypedDict, total=False):
     """The keywords of `McpManager.add` / `aadd` (besides `name` and `connect`).
 
     One of `command` (stdio; with `args`, `env`, `cwd`), `url` (streamable HTTP; with `headers`
-    and `oauth`),
-    `server` (an in-process `MCPServer` or `Server`) or `transport` (any `McpTransport`)."""
+    and `oauth`), `server` (an in-process `MCPServer` or `Server`) or `transport` (any
+    `McpTransport`); `roots` with any of them (`"workspace"`, `False` or a list of folders: see
+    `_roots`)."""
 
     command: str | Sequence[str]
     args: Sequence[str]
@@ -64,6 +67,7 @@ class ServerFields(TypedDict, total=False):
     id: str
     timeout: float
     enabled: bool
+    roots: RootsValue
 
 
 # Which keywords build which transport, and the ones that go with it.
@@ -79,6 +83,7 @@ class ServerOptions:
     id: str | None = None  # None: a slug of the name, made unique when registered
     timeout: float = DEFAULT_TIMEOUT  # seconds for connecting + listing, and for each call
     enabled: bool = True
+    roots: RootsSetting = WORKSPACE  # normalised when made (`_roots.roots_setting`)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -93,6 +98,8 @@ class ServerOptions:
             raise _bad(self.name, f"`transport` must be an McpTransport, not {type(self.transport).__name__}")
         if not isinstance(self.enabled, bool):
             raise _bad(self.name, "`enabled` / `disabled` must be true or false")
+        with _about(self.name):
+            object.__setattr__(self, "roots", roots_setting(self.roots))
 
     @classmethod
     def of(cls, name: str, **fields: Unpack[ServerFields]) -> ServerOptions:
@@ -108,16 +115,17 @@ class ServerOptions:
                 raise config_invalid("give exactly one of `command` (stdio), `url` (streamable HTTP), `server` "
                                      "(in-process) or `transport`" + (f"; got {', '.join(given)}" if given else ""))
             transport = _transport(given[0], raw)
+            roots = roots_setting(fields.get("roots"))
         return cls(name, transport, id=fields.get("id"), timeout=fields.get("timeout", DEFAULT_TIMEOUT),
-                   enabled=fields.get("enabled", True))
+                   enabled=fields.get("enabled", True), roots=roots)
 
     def register(self, taken_ids: set[str] | frozenset[str]) -> ServerSpec:
         """The spec under this registration's id; `mcp.server_exists` when `id=` is taken."""
         if self.id is None:
-            return ServerSpec(allocate_id(self.name, taken_ids), self.name, self.transport, self.timeout)
+            return ServerSpec(allocate_id(self.name, taken_ids), self.name, self.transport, self.timeout, self.roots)
         if self.id in taken_ids:
             raise ToolbenchError("mcp.server_exists", f"an MCP server with id `{self.id}` is registered already")
-        return ServerSpec(self.id, self.name, self.transport, self.timeout)
+        return ServerSpec(self.id, self.name, self.transport, self.timeout, self.roots)
 
 
 def _transport(key: str, fields: Mapping[str, Any]) -> McpTransport:
@@ -136,12 +144,13 @@ def _transport(key: str, fields: Mapping[str, Any]) -> McpTransport:
 
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
-    """One registered server: its id, display name, transport and timeout."""
+    """One registered server: its id, display name, transport, timeout and roots."""
 
     id: str
     name: str
     transport: McpTransport
     timeout: float = DEFAULT_TIMEOUT
+    roots: RootsSetting = WORKSPACE
 
     @property
     def provider(self) -> str:
@@ -204,10 +213,10 @@ def parse_mcp_json(source: str | Path | Mapping[str, Any], *, timeout: float | N
 
     Accepts a path or the parsed document: `{"mcpServers": {name: {...}}}`, each entry a
     transport's fields (see the module docstring), optionally with `disabled` or `enabled`,
-    `timeout` (seconds) and `id`. Other keys other clients use (`autoApprove`, ...) are ignored.
-    A relative `cwd` or `envFile` is taken from the file's folder. `timeout` is the seconds of
-    the entries that give none (default `DEFAULT_TIMEOUT`). Every bad entry is named in one
-    `ToolbenchError("mcp.config_invalid")`."""
+    `timeout` (seconds), `id` and `roots`. Other keys other clients use (`autoApprove`, ...) are
+    ignored. A relative `cwd`, `envFile` or `roots` folder is taken from the file's folder.
+    `timeout` is the seconds of the entries that give none (default `DEFAULT_TIMEOUT`). Every bad
+    entry is named in one `ToolbenchError("mcp.config_invalid")`."""
     base: Path | None = None
     if isinstance(source, str | Path):
         data = read_mcp_json(source)
@@ -282,6 +291,7 @@ def _entry_options(name: str, entry: Any, base: Path | None, default_timeout: fl
         enabled, disabled = entry.get("enabled", True), entry.get("disabled", False)
         if not isinstance(enabled, bool) or not isinstance(disabled, bool):
             raise config_invalid("`enabled` / `disabled` must be true or false")
+        roots = config_roots(ConfigEntry(entry, base))
     timeout = entry.get("timeout")
     return ServerOptions(name, transport, id=entry.get("id"), enabled=enabled and not disabled,
-                         timeout=default_timeout if timeout is None else timeout)
+                         timeout=default_timeout if timeout is None else timeout, roots=roots)

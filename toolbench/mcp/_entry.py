@@ -2,7 +2,8 @@
 frozen views the manager reports from it; `resolve_tool` finds a tool across registrations.
 
 Entries are changed on the bench loop only; the views (`info`, `diagnostics`, `warnings`,
-`descriptors`) read them without I/O beyond a log tail, so any thread may ask.
+`descriptors`) read them without I/O beyond a log tail (and a stat of each folder of a roots
+list), so any thread may ask. `wanted` is what the handlers would declare to this server now.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ._connection import Connection
 from ._failures import ConnectFailed
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._procs import is_alive, tail_lines
+from ._roots import missing_folders
 from ._tools import ToolRecord, build_records
 from ._wire import TRACE_MESSAGES, TraceMessage
 
@@ -156,8 +158,10 @@ class Entry:
 
     def warnings(self, wanted: frozenset[str]) -> list[McpDiagnostic]:
         """For an active server: its tools' warnings (offered all the same), the lines on its stdout
-        that are not JSON-RPC (`mcp.server_stdout_noise`), then what toolbench did not declare to it
-        (servers may hide the tools that need it: `mcp.capability_not_offered`)."""
+        that are not JSON-RPC (`mcp.server_stdout_noise`), the folders of its roots list that do
+        not exist (`mcp.roots_missing`), then what toolbench did not declare to it (servers may
+        hide the tools that need it: `mcp.capability_not_offered`; not roots when the
+        registration says `roots=False`: that is asked for)."""
         if self.state != "active" or self.connection is None:
             return []
         out = [McpDiagnostic(r.tool_id, code, f"tool {r.name!r}: {message}")
@@ -167,8 +171,13 @@ class Entry:
         if noise:
             text = f"MCP server `{self.spec.name}`: {noise}"
             out.append(McpDiagnostic(self.spec.name, "mcp.server_stdout_noise", text))
+        absent = missing_folders(self.spec.roots)
+        if absent:
+            text = (f"MCP server `{self.spec.name}`: its roots {', '.join(map(str, absent))} are not existing "
+                    "folders; toolbench declares them all the same, but a server may skip them")
+            out.append(McpDiagnostic(self.spec.name, "mcp.roots_missing", text))
         declared = self.connection.client_side.declared
-        missing = [c for c in CAPABILITIES if c not in declared]
+        missing = [c for c in CAPABILITIES if c not in declared and (c != "roots" or self.spec.roots is not False)]
         if missing:
             hints = []
             later = [c for c in missing if c in wanted]

@@ -26,6 +26,7 @@ from ._config import ServerFields, ServerOptions, parse_mcp_json
 from ._connection import Connection
 from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
+from ._roots import follows_workspace
 from ._sampling import SamplingModel
 from ._sign_in import AuthorizeHandler, SignIn
 from ._token_store import TokenFolder
@@ -46,7 +47,8 @@ class McpManager:
     goes to `log_dir/<registration-id>.stderr.log`. `max_response_chars` bounds one answer:
     a larger one is discarded and reported as `mcp.call_outcome_unknown`. `roots` gives the
     folders servers may work in (read at each `roots/list`; the bench passes the workspace
-    roots its profile makes visible): with it the manager declares the roots capability.
+    roots its profile makes visible): with it the manager declares the roots capability to the
+    servers registered with `roots="workspace"` (the default; see `_roots` for the others).
     OAuth tokens are kept in `token_dir` (default `default_token_dir()`, never inside `root`)."""
 
     def __init__(
@@ -75,8 +77,11 @@ class McpManager:
         (any `McpTransport`: `StdioTransport`, `HttpTransport`, `InProcessTransport`,
         `SdkTransport(factory)` or a class of your own). `id=` fixes the registration id,
         `timeout=` bounds connecting, listing and each call (seconds, default 60),
-        `enabled=False` registers it switched off. A server that fails becomes `failed` with a
-        diagnostic; only misuse raises (`mcp.config_invalid`, `mcp.server_exists`)."""
+        `enabled=False` registers it switched off. `roots=` is what the server is told are the
+        client's roots: `"workspace"` (default: the manager's workspace roots), `False` (no roots
+        capability: it keeps the folders it was started with) or a list of folders. A server
+        that fails becomes `failed` with a diagnostic; only misuse raises (`mcp.config_invalid`,
+        `mcp.server_exists`)."""
         return self._run(self.aadd(name, connect=connect, **fields))
 
     async def aadd(self, name: str, *, connect: bool = True, **fields: Unpack[ServerFields]) -> McpServerInfo:
@@ -191,7 +196,7 @@ class McpManager:
 
     async def _refresh_one(self, entry: Entry, restart: bool) -> None:
         connection = entry.connection
-        stale = entry.stale(self._handlers.wanted())  # capabilities are fixed at the handshake
+        stale = entry.stale(self._handlers.wanted(entry.spec.roots))  # capabilities are fixed at the handshake
         if restart or stale or entry.state != "active" or connection is None or not connection.usable:
             await self._connect(entry)
         else:
@@ -239,8 +244,9 @@ class McpManager:
             self._sign_in.token_file(entry.spec.name, url).clear()
 
     def roots_changed(self) -> None:
-        """Tell the active servers that the roots changed (for the bench's profile setter): safe
-        from any thread, the bench loop included; it does not wait for the notifications."""
+        """Tell the active servers on the workspace roots (`roots="workspace"`) that the roots
+        changed (for the bench's profile setter): safe from any thread, the bench loop included;
+        it does not wait for the notifications. Servers on `False` or a list are not told."""
         if self._aio_loop is not None and not self._closed:
             self._loop.submit(self._roots_changed())
 
@@ -248,7 +254,8 @@ class McpManager:
         await self._loop.run_async(self._roots_changed())
 
     async def _roots_changed(self) -> None:
-        connections = [e.connection for e in self._entries.values() if e.connection is not None]
+        connections = [e.connection for e in self._entries.values()
+                       if e.connection is not None and follows_workspace(e.spec.roots)]
         await asyncio.gather(*(c.roots_changed() for c in connections))
 
     # -- permissions ------------------------------------------------------------------------
@@ -304,10 +311,10 @@ class McpManager:
     def warnings(self) -> list[McpDiagnostic]:
         """What is worth knowing about offered tools and active servers, none of it fatal: tool
         names over the MCP spec's 128 characters (`mcp.tool_name_long`), outputSchemas that cannot
-        be checked (`mcp.output_schema_invalid`), and capabilities toolbench did not declare to a
-        server, which may hide tools (`mcp.capability_not_offered`)."""
-        wanted = self._handlers.wanted()
-        return [d for e in list(self._entries.values()) for d in e.warnings(wanted)]
+        be checked (`mcp.output_schema_invalid`), folders of a `roots` list that do not exist
+        (`mcp.roots_missing`), and capabilities toolbench did not declare to a server, which may
+        hide tools (`mcp.capability_not_offered`)."""
+        return [d for e in list(self._entries.values()) for d in e.warnings(self._handlers.wanted(e.spec.roots))]
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -345,7 +352,8 @@ class McpManager:
 
         def make() -> Connection:
             return Connection(entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
-                              on_lost=self._lost, client_side=ClientSide(entry.spec.name, self._handlers),
+                              on_lost=self._lost,
+                              client_side=ClientSide(entry.spec.name, self._handlers, entry.spec.roots),
                               trace=entry.trace, sign_in=self._sign_in)
 
         await entry.connect(make, lambda: self._entries.get(entry.spec.id) is entry)
@@ -403,7 +411,7 @@ class McpManager:
         return entry
 
     def _info(self, entry: Entry) -> McpServerInfo:
-        return entry.info(self._permissions, self._handlers.wanted())
+        return entry.info(self._permissions, self._handlers.wanted(entry.spec.roots))
 
     def _check_open(self) -> None:
         if self._closed:

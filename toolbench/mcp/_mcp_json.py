@@ -1,7 +1,7 @@
 """How one `mcp.json` server entry is read: placeholders, relative paths and `envFile`.
 
 Placeholders are expanded as the common clients do, in the fields a transport reads (`command`,
-`args`, `env` values, `cwd`, `url`, `headers` values, `envFile`): `${env:NAME}` (VS Code,
+`args`, `env` values, `cwd`, `url`, `headers` values, `envFile`) and in `roots` (`_roots`): `${env:NAME}` (VS Code,
 Cursor), `${NAME}` and `${NAME:-default}` (Claude Code; the default also replaces an empty
 value), `${userHome}` and `${pathSeparator}` / `${/}`. A bare `$NAME` stays as written (no client
 expands it), and one level only: a value holding `${...}` is not expanded again. An unset

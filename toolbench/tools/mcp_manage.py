@@ -9,7 +9,10 @@ active server afresh, any other as it is). Whatever would start a program on the
 connect to an address the model gave asks the user first (`ctx.approve`, see the runtime's
 `mcp_port`): with nobody to ask it is `tool.approval_required` and nothing starts. Writes
 are id-level: `create` adds one server (`conflict: "overwrite"` replaces one with that id),
-`update` merges a `patch` into one server's config; nothing replaces the whole set.
+`update` merges a `patch` into one server's config; nothing replaces the whole set. A config
+has no `roots` (the schema is closed, so a call that gives them is `tool.invalid_arguments`):
+every server the model registers or rebuilds is told the workspace roots, the default, and a
+model cannot point one at host folders outside the workspace; `roots` are the user's to set.
 
 A change takes effect for the next invocation: the current one's snapshot is frozen when it
 is made, so a new server's tools are not callable in it. This tool never calls a server's
