@@ -63,6 +63,17 @@ def test_failed_listings_and_bad_items_are_notes_that_leave_the_exit_status_alon
                         "exit 0\n")
 
 
+def test_a_prompt_argument_without_a_name_fails_the_prompt_listing_with_where(tmp_path: Path) -> None:
+    bad = fault_server("bad_features")
+    bad["args"].append("unnamed-argument")
+    code, out, _ = cli(tmp_path, {"bad": bad}, "check", "--mcp-config", "CONFIG", "--format", "json")
+    features = json.loads(out)["servers"][0]["features"]
+    assert (code, features["prompts"]) == (0, None)
+    [problem] = [p for p in features["problems"] if p["feature"] == "prompts"]
+    assert (problem["subject"], problem["rule"]) == (None, "mcp.request_failed")
+    assert "prompts/list" in problem["message"] and "prompts.1.arguments.0.name" in problem["message"]
+
+
 def test_an_unreachable_server_has_no_feature_counts_and_keeps_exit_2(tmp_path: Path) -> None:
     servers = {"gone": {"command": str(tmp_path / "no-such-server")}, "bad": fault_server("bad_features")}
     code, out, _ = cli(tmp_path, servers, "check", "--mcp-config", "CONFIG", "--format", "json")

@@ -174,3 +174,13 @@ def test_a_log_level_that_is_not_one_of_the_spec_is_misuse(manager: McpManager, 
 @given(st.sampled_from(LOG_LEVELS), st.sampled_from([str.lower, str.upper, str.title]))
 def test_log_level_reads_any_letter_case_and_is_idempotent(level: str, case: Callable[[str], str]) -> None:
     assert log_level(case(level)) == level == log_level(log_level(level))
+
+
+def test_the_values_and_limits_are_public_in_toolbench_mcp() -> None:
+    import toolbench.mcp as mcp
+
+    names = {"Completion", "LogLevel", "LogMessage", "McpPrompt", "McpPromptArgument", "McpResource",
+             "McpResourceTemplate", "PromptMessage", "PromptResult", "ResourceContent", "ResourceRead",
+             "ResourceUpdate", "LOG_LEVELS", "MAX_LOGS", "MAX_PAGES"}
+    assert names <= set(mcp.__all__) and all(hasattr(mcp, n) for n in mcp.__all__)
+    assert mcp.LOG_LEVELS[0] == "debug" and mcp.LOG_LEVELS[-1] == "emergency"

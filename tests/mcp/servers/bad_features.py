@@ -1,6 +1,8 @@
 """A server whose tool is fine and whose other listings are not: `resources/list` answers a
 JSON-RPC error, a resource template's braces do not pair, one prompt is listed twice and
-another names an argument twice and leaves one unnamed. Speaks 2025-11-25 only."""
+another names an argument twice and leaves one unnamed. With `unnamed-argument` as its argument,
+a prompt's argument has no name at all (invalid MCP: the whole listing is refused). Speaks
+2025-11-25 only."""
 
 import json
 import sys
@@ -13,6 +15,7 @@ PROMPTS = [
     {"name": "greet"},
     {"name": "args", "arguments": [{"name": "a"}, {"name": "a"}, {"name": ""}]},
 ]
+UNNAMED = [{"name": "fine"}, {"name": "broken", "arguments": [{"description": "which one?"}]}]
 
 
 def main() -> None:
@@ -32,7 +35,7 @@ def main() -> None:
         elif method == "resources/templates/list":
             result = {"resourceTemplates": TEMPLATES}
         elif method == "prompts/list":
-            result = {"prompts": PROMPTS}
+            result = {"prompts": UNNAMED if sys.argv[1:] == ["unnamed-argument"] else PROMPTS}
         else:  # resources/list among them
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"{method} is broken here"}})
             continue
