@@ -14,6 +14,12 @@ absent: no arguments); `expectError` (default false) whether the call should com
 error result. Each call runs through an invocation, as a model's would (gate, schema check,
 projection). A smoke call fails when its outcome differs from `expectError`.
 
+Besides its tools, each active server's resources, resource templates and prompts are listed
+(`bench.mcp.resources` and the others, all pages), concurrently with each other and with the
+smoke calls: the report gives their counts (null when the server declares no such capability)
+and their problems (a listing that fails, an item listed with a blank or repeated name, a prompt
+argument without a name or named twice). They are notes: they never change the exit status.
+
 Exit status: 2 when a server cannot be reached (even if others are fine), else 1 when a
 problem is fatal (a provider would refuse a tool, or the server listed a tool toolbench cannot
 offer) or a smoke call failed, else 0. Repaired and non-fatal findings are listed, not counted.
@@ -33,7 +39,8 @@ Rules where the issue was silent:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,6 +56,9 @@ Scene = Literal["chat", "session"]
 REPORT_VERSION = 1
 CONTENT_CHARS = 500  # of a smoke call's content in the report: enough to see why it failed
 PATHS_SHOWN = 3  # of a collapsed line's paths in the text report (the JSON report has them all)
+FEATURES = ("resources", "resource_templates", "prompts")  # listed besides the tools
+SUBJECTS = {"resources": "uri", "resource_templates": "uri_template", "prompts": "name"}  # a problem's subject
+LISTING_THREADS = 8  # the listings wait in threads; the bench loop runs them concurrently
 # The requests a server sends for a client capability (MCP spec: roots, sampling, elicitation).
 ASKS = {"roots/list": "roots", "sampling/createMessage": "sampling", "elicitation/create": "elicitation"}
 RENAMED = {
@@ -68,13 +78,18 @@ JSON_HELP = """\
                 "problems": [{"protocol", "tool", "call_name", "rule", "message",
                               "fatal", "repaired", "path"}],
                 "smoke": [{"tool", "call_name", "arguments", "expect_error", "is_error",
-                           "error_code", "ok", "content"}]}]}
+                           "error_code", "ok", "content"}],
+                "features": {"resources", "resource_templates", "prompts",
+                             "problems": [{"feature", "subject", "rule", "message"}]}}]}
   protocol "mcp" marks what the server listed wrong (fatal: the tool is not offered) or warned
   about (mcp.tool_renamed: the call name is not mcp__<server>__<tool>; mcp.server_stdout_noise:
   non-JSON-RPC lines on stdout; mcp.capability_not_offered: the server asked for sampling or
   elicitation, which check does not answer); a problem counts when fatal and not repaired.
   Smoke calls come from each server's "toolbench": {"smoke": [{"tool", "arguments",
-  "expectError"}]} block in the config."""
+  "expectError"}]} block in the config. "features" counts what an active server lists besides
+  tools (null: the capability is not declared, the server is not active, or the listing failed);
+  its problems (a listing that failed: subject null; mcp.listed_item_invalid: subject the item's
+  name or URI) are notes, never counted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,10 +158,16 @@ def run_check(bench: Workbench, config: str | Path | Mapping[str, Any], *, serve
 
     smoke = smoke_calls(config)  # before connecting: a malformed block starts no server
     infos = load_servers(bench, config, servers, timeout)
-    snapshot = bench.invocation(scene).snapshot
-    problems = snapshot.check(schema=gemini_schema)
-    reports = [_server_report(bench, info, snapshot, problems, smoke.get(info.name, []), scene)
-               for info in infos]
+    active = [info.name for info in infos if info.state == "active"]
+    with ThreadPoolExecutor(max(1, min(LISTING_THREADS, len(active) * len(FEATURES)))) as pool:
+        listings = {(name, feature): pool.submit(_listing(bench, feature), name)
+                    for name in active for feature in FEATURES}
+        snapshot = bench.invocation(scene).snapshot
+        problems = snapshot.check(schema=gemini_schema)
+        reports = [_server_report(bench, info, snapshot, problems, smoke.get(info.name, []), scene)
+                   for info in infos]
+    for report in reports:
+        report["features"] = _features(report["name"], listings)
     summary = {
         "servers": len(reports),
         "unreachable": sum(not r["reachable"] for r in reports),
@@ -202,6 +223,33 @@ def _server_report(bench: Workbench, info: McpServerInfo, snapshot: Any, problem
         "problems": found,
         "smoke": calls,
     }
+
+
+def _listing(bench: Workbench, feature: str) -> Callable[[str], list[Any]]:
+    listings: dict[str, Callable[[str], list[Any]]] = {
+        "resources": bench.mcp.resources, "resource_templates": bench.mcp.resource_templates,
+        "prompts": bench.mcp.prompts}
+    return listings[feature]
+
+
+def _features(name: str, listings: Mapping[tuple[str, str], Future[list[Any]]]) -> dict[str, Any]:
+    """The counts and problems of what server `name` lists besides tools (see the module doc)."""
+    out: dict[str, Any] = dict.fromkeys(FEATURES)
+    found: list[dict[str, Any]] = []
+    for feature in FEATURES:
+        listing = listings.get((name, feature))
+        if listing is None:
+            continue
+        try:
+            items = listing.result()
+        except ToolbenchError as exc:
+            if exc.code != "mcp.capability_missing":  # not declared: null, nothing wrong
+                found.append({"feature": feature, "subject": None, "rule": exc.code, "message": exc.message})
+            continue
+        out[feature] = len(items)
+        found += [{"feature": feature, "subject": getattr(item, SUBJECTS[feature]), "rule": item.problem_code,
+                   "message": item.problem} for item in items if item.problem_code is not None]
+    return {**out, "problems": found}
 
 
 def _refused_asks(bench: Workbench, info: McpServerInfo) -> list[str]:
@@ -279,6 +327,7 @@ def render_text(report: Mapping[str, Any]) -> str:
         if tools:
             lines.append("  tools: " + ", ".join(_show(t["name"]) for t in tools))
         lines += _problem_lines(server["problems"])
+        lines += _feature_lines(server.get("features"))
         for s in server["smoke"]:
             outcome = f"error {s['error_code']}" if s["is_error"] else "ok"
             expected = "an error" if s["expect_error"] else "ok"
@@ -307,6 +356,21 @@ def _problem_lines(problems: Sequence[Mapping[str, Any]]) -> list[str]:
         more = f" and {len(shown) - PATHS_SHOWN} more" if len(shown) > PATHS_SHOWN else ""
         where = f" at {', '.join(shown[:PATHS_SHOWN])}{more}" if shown else ""
         lines.append(f"  {label} {protocol} {tool}: {rule}{count}{where}: {message}")
+    return lines
+
+
+def _feature_lines(features: Mapping[str, Any] | None) -> list[str]:
+    """`resources: 7, resource templates: 2, prompts: not declared`, then a note per problem."""
+    if not features or (all(features[f] is None for f in FEATURES) and not features["problems"]):
+        return []
+    failed = {p["feature"] for p in features["problems"] if p["subject"] is None}
+    counts = ", ".join(f"{f.replace('_', ' ')}: "
+                       f"{features[f] if features[f] is not None else 'failed' if f in failed else 'not declared'}"
+                       for f in FEATURES)
+    lines = [f"  {counts}"]
+    for p in features["problems"]:
+        subject = "(listing)" if p["subject"] is None else _show(p["subject"])
+        lines.append(f"  note {p['feature'].replace('_', ' ')} {subject}: {p['rule']}: {_line(p['message'])}")
     return lines
 
 

@@ -181,6 +181,16 @@ CODES: dict[str, str] = {
     "mcp.call_content_unsupported": "result note: a content block the model cannot read was left out",
     "mcp.call_metadata_unsupported": "result note: result metadata was recorded but not shown",
     "mcp.structured_content_invalid": "result note: structuredContent is missing or breaks the tool's outputSchema",
+    # MCP servers beyond tools: resources, prompts, completion, logging, ping (bench.mcp, raised)
+    "mcp.capability_missing": "the MCP server declared no such capability at the handshake (resources, prompts, "
+                              "completions, logging, resource subscriptions)",
+    "mcp.not_in_protocol": "the request does not exist in the server's protocol revision (ping and "
+                           "logging/setLevel on 2026-07-28)",
+    "mcp.request_failed": "the MCP server answered a request with a JSON-RPC error (code and message given) or an "
+                          "invalid result, or its listing did not end",
+    "mcp.request_timeout": "the MCP server did not answer a request within the registration's timeout",
+    "mcp.listed_item_invalid": "a listed resource, resource template or prompt has a blank or repeated name or URI, "
+                               "an argument without a name or named twice, or unpaired template braces; listed anyway",
     # chat history and world info (bench.load_chat / bench.load_worldinfo, the chat tools)
     "chat.file_unreadable": "a chat file could not be read, or is not UTF-8 (raised by load_chat)",
     "chat.file_invalid": "a chat JSONL line is not an object of either chat form; the line is named (raised)",

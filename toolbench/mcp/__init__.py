@@ -1,5 +1,5 @@
 """MCP servers as a tool source: register (stdio, streamable HTTP, in-process, any SDK transport),
-discover, call.
+discover, call; and the rest of a server: resources, prompts, completion, logs, ping.
 
 The bench wires one `McpManager` in as `bench.mcp`. Tool ids are `mcp/<registration-id>:<tool>`;
 the display name seeds call names. A transport is a value (`McpTransport`: `StdioTransport`,
@@ -12,7 +12,10 @@ and trace), `_connection` (one session; every SDK exception is caught there, `_f
 the errors), `_client_side` (what the client declares and answers: roots, sampling, elicitation,
 progress; `_requests` holds their values), `_tools` (which listed tools are offered,
 outputSchema checks), `_mapping` (the text a model reads), `_entry` (per-server state,
-lifecycle and views), `_manager` (the facade), `_procs` (process groups, stderr logs).
+lifecycle and views), `_manager` (the facade), `_procs` (process groups, stderr logs),
+`_server_features` (resources, prompts, completions, log messages as values), `_notices` (what a
+server says unasked: logs, resource updates, list changes), `_manager_features` (the facade's
+methods beyond tools, mixed into `McpManager`).
 
 Rules where the issue was silent:
 
@@ -23,7 +26,24 @@ Rules where the issue was silent:
 - States: `pending` (registered, not connected: `connect=False`, or after `close()`), `active`,
   `disabled`, `failed`. A lost connection makes a server `failed` (`mcp.server_exited`); there is
   no automatic reconnect: `refresh()` reconnects servers that are not active and re-lists the
-  others (`restart=True` reconnects all). `tools/list_changed` notifications are not followed.
+  others (`restart=True` reconnects all).
+- List changes: `notifications/tools/list_changed` re-lists that server's tools in the background
+  (one listing at a time; a listing that fails fails the server, as in `refresh()`).
+  `resources/list_changed` and `prompts/list_changed` need nothing: those lists are not kept,
+  each `resources()` / `prompts()` asks the server.
+- Protocol revisions: on a 2026-07-28 session there is no ping, `logging/setLevel` or
+  `resources/subscribe`, and a server says nothing unasked. `ping()` and `set_log_level()` raise
+  `mcp.not_in_protocol`; `subscribe()` puts the URI on a `subscriptions/listen` stream, which the
+  connection holds open while any resource is subscribed and reopens when the URIs change
+  (events in between are not replayed); `on_resource_updated` gets the updates either way. The
+  stream is not opened for tool-list changes (held for a whole session it would keep an HTTP
+  connection open and a server from shutting down cleanly), so there `refresh()` re-lists them.
+  Log messages reach a 2026-07-28 client only with requests that opt in to a level, which
+  toolbench does not send, so `logs()` stays empty there.
+- Requests beyond tools (see `_manager_features`) run beside the calls, not behind the per-call
+  lock, each bounded by the timeout (a listing: all its pages, at most `MAX_PAGES`), and raise
+  coded `ToolbenchError`s: `mcp.server_unavailable`, `mcp.capability_missing`,
+  `mcp.not_in_protocol`, `mcp.request_failed`, `mcp.request_timeout`.
 - The timeout (default 60 s) bounds connecting + initialising + listing together, and each call
   separately (waiting for the per-server call lock is not counted).
 - Outcomes: a request handed to the transport counts as sent. After that, a timeout, a closed
@@ -65,29 +85,61 @@ Rules where the issue was silent:
 from ..core.naming import mcp_name_changes, plain_mcp_name
 from ._client_side import workspace_roots
 from ._config import read_mcp_json
+from ._connection import MAX_PAGES
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
 from ._manager import McpManager
 from ._mapping import EMPTY_RESULT
 from ._mcp_json import expanded_values
+from ._notices import MAX_LOGS
 from ._oauth import OAuth
 from ._requests import ElicitationRequest, ProgressEvent, SamplingRequest
+from ._server_features import (
+    LOG_LEVELS,
+    Completion,
+    LogLevel,
+    LogMessage,
+    McpPrompt,
+    McpPromptArgument,
+    McpResource,
+    McpResourceTemplate,
+    PromptMessage,
+    PromptResult,
+    ResourceContent,
+    ResourceRead,
+    ResourceUpdate,
+)
 from ._token_store import default_token_dir
 from ._transport import HttpTransport, InProcessTransport, McpTransport, SdkTransport, StdioTransport, TransportContext
 from ._wire import TraceMessage
 
 __all__ = [
     "EMPTY_RESULT",
+    "LOG_LEVELS",
+    "MAX_LOGS",
+    "MAX_PAGES",
+    "Completion",
     "ElicitationRequest",
     "HttpTransport",
     "InProcessTransport",
+    "LogLevel",
+    "LogMessage",
     "McpDiagnostic",
     "McpManager",
+    "McpPrompt",
+    "McpPromptArgument",
+    "McpResource",
+    "McpResourceTemplate",
     "McpServerInfo",
     "McpToolInfo",
     "McpTransport",
     "OAuth",
     "Permission",
     "ProgressEvent",
+    "PromptMessage",
+    "PromptResult",
+    "ResourceContent",
+    "ResourceRead",
+    "ResourceUpdate",
     "SamplingRequest",
     "SdkTransport",
     "ServerState",

@@ -25,14 +25,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import anyio
+import mcp.types as types
 from mcp import Client, InputRequiredRoundsExceededError
 from mcp.client import UnexpectedClaimedResult
 from mcp.shared.exceptions import MCPError
@@ -40,11 +42,13 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation, RootsL
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ..core.errors import ToolError
+from ..core.errors import ToolbenchError, ToolError
 from ._client_side import CallTrace, ClientSide, Handlers
 from ._config import ServerSpec
 from ._failures import ConnectFailed, connect_failure, first_error, not_sent, outcome_unknown
 from ._mapping import MappedResult, map_server_error, map_tool_result, response_chars
+from ._notices import ServerNotices
+from ._server_features import LogLevel
 from ._sign_in import SignIn
 from ._tools import STRUCTURED_INVALID, OutputCheck
 from ._transport import TransportContext
@@ -56,6 +60,8 @@ _CLIENT_INFO = Implementation(name="toolbench", version="0.1.0")
 # The handshake: `server/discover` (protocol 2026-07-28) first, then `initialize` for a server that
 # refuses it (every earlier revision), as the SDK's "auto" does; both revisions count.
 HANDSHAKE = "auto"
+_log = logging.getLogger("toolbench.mcp")
+T = TypeVar("T")
 
 
 class Connection:
@@ -71,14 +77,21 @@ class Connection:
         client_side: ClientSide | None = None,
         trace: deque[TraceMessage] | None = None,
         sign_in: SignIn | None = None,
+        notices: ServerNotices | None = None,
     ) -> None:
         self.spec = spec
         self.sign_in = sign_in
+        self.notices = notices  # log messages, resource updates, list changes (`_notices`)
+        self.subscribed: set[str] = set()  # the resource URIs this connection follows
+        self._listen_changed = asyncio.Event()  # 2026-07-28: the listen stream's filter changed
+        self._listen_generation = 0
+        self._listen_acks: dict[int, asyncio.Future[types.SubscriptionFilter]] = {}
         self.trace = trace
         self.client_side = client_side or ClientSide(spec.name, Handlers())
         self.log_path = log_path
         self.max_response_chars = max_response_chars
         self.server_info: dict[str, Any] | None = None
+        self.server_capabilities: dict[str, Any] | None = None
         self.lost = False  # the server side closed while we were using it
         self.rejected: tuple[RejectedTool, ...] = ()
         self.stripped: dict[str, str] = {}  # tools whose outputSchema the monitor took out, and why
@@ -148,17 +161,20 @@ class Connection:
                         client_info=_CLIENT_INFO,
                         mode=HANDSHAKE,
                         **self.client_side.options(),
+                        **(self.notices.options() if self.notices is not None else {}),
                     )
                     await stack.enter_async_context(client)
                     _skip_sdk_output_check(client)
                     self._client = client
                     info = client.server_info
                     self.server_info = None if info is None else info.model_dump(mode="json", exclude_none=True)
+                    self.server_capabilities = _wire(client.server_capabilities)
                     scope.deadline = math.inf
                     ready.set_result(None)
                     assert self._wake is not None
                     monitor = self._monitor
-                    await _first_of(self._wake.wait(), monitor.closed.wait())
+                    listen = [self._listening(client)] if client.protocol_version in MODERN_PROTOCOL_VERSIONS else []
+                    await _first_of(self._wake.wait(), monitor.closed.wait(), *listen)
                     self.lost = not self._stopping
                     self._client = None
             if not ready.done():
@@ -383,6 +399,216 @@ class Connection:
         with contextlib.suppress(Exception):  # a notification is best effort; a lost server is noticed elsewhere
             await client.session.send_notification(RootsListChangedNotification())
 
+    # -- beyond tools: resources, prompts, completion, logging, ping --------------------------
+    # Each request is bounded by the registration's timeout (a listing: all its pages), runs beside
+    # the calls (it does not wait for the call lock), and raises a coded ToolbenchError.
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The revision the session speaks, while it is open."""
+        return self._protocol_version()
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        async def work(client: Client) -> list[dict[str, Any]]:
+            return await _pages("resources/list", "resources", lambda c: client.list_resources(cursor=c))
+        return await self._ask("resources/list", work, needs="resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        async def work(client: Client) -> list[dict[str, Any]]:
+            return await _pages("resources/templates/list", "resource_templates",
+                                lambda c: client.list_resource_templates(cursor=c))
+        return await self._ask("resources/templates/list", work, needs="resources")
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        async def work(client: Client) -> dict[str, Any]:
+            return _wire(await client.read_resource(uri))
+        return await self._ask("resources/read", work, needs="resources")
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        async def work(client: Client) -> list[dict[str, Any]]:
+            return await _pages("prompts/list", "prompts", lambda c: client.list_prompts(cursor=c))
+        return await self._ask("prompts/list", work, needs="prompts")
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> dict[str, Any]:
+        async def work(client: Client) -> dict[str, Any]:
+            return _wire(await client.get_prompt(name, arguments))
+        return await self._ask("prompts/get", work, needs="prompts")
+
+    async def complete(self, ref: dict[str, str], argument: dict[str, str],
+                       context: dict[str, str] | None) -> dict[str, Any]:
+        reference = (types.PromptReference.model_validate(ref) if ref["type"] == "ref/prompt"
+                     else types.ResourceTemplateReference.model_validate(ref))
+
+        async def work(client: Client) -> dict[str, Any]:
+            return _wire(await client.complete(reference, argument, context_arguments=context))
+        return await self._ask("completion/complete", work, needs="completions")
+
+    async def set_log_level(self, level: LogLevel) -> None:
+        self._legacy_only("logging/setLevel", "log messages reach a 2026-07-28 client only with the requests "
+                          "that opt in to them, which toolbench does not send")
+        request = types.SetLevelRequest(params=types.SetLevelRequestParams(level=level))
+
+        async def work(client: Client) -> None:
+            await client.session.send_request(request, types.EmptyResult)
+        await self._ask("logging/setLevel", work, needs="logging")
+
+    async def ping(self) -> float:
+        """The round trip of one `ping`, in seconds."""
+        self._legacy_only("ping", "any request shows the server answers: list its tools with refresh()")
+
+        async def work(client: Client) -> float:
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            await client.session.send_ping()
+            return loop.time() - start
+        return await self._ask("ping", work)
+
+    async def subscribe(self, uri: str) -> None:
+        """Follow `uri`: `resources/subscribe`, or on 2026-07-28 sessions the listen stream's filter."""
+        self._offers_subscriptions()
+        if uri in self.subscribed:
+            return
+        if self._protocol_version() in MODERN_PROTOCOL_VERSIONS:
+            self.subscribed.add(uri)
+            try:
+                honored = await self._ask("subscriptions/listen", lambda client: self._relisten())
+            except ToolbenchError:
+                self.subscribed.discard(uri)
+                self._listen_generation += 1  # the stream failed: reopen it for the others (nobody waits)
+                self._listen_changed.set()
+                raise
+            if uri not in (honored.resource_subscriptions or ()):
+                self.subscribed.discard(uri)
+                raise ToolbenchError("mcp.capability_missing", f"MCP server `{self.spec.name}` did not take the "
+                                     f"subscription to {uri!r} on its subscriptions/listen stream; read the "
+                                     "resource again when you need it")
+            return
+        request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+
+        async def work(client: Client) -> None:
+            await client.session.send_request(request, types.EmptyResult)
+        await self._ask("resources/subscribe", work)
+        self.subscribed.add(uri)
+
+    async def unsubscribe(self, uri: str) -> None:
+        self._offers_subscriptions()
+        if uri not in self.subscribed:
+            return
+        if self._protocol_version() in MODERN_PROTOCOL_VERSIONS:
+            self.subscribed.discard(uri)
+            await self._ask("subscriptions/listen", lambda client: self._relisten())
+            return
+        request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri))
+
+        async def work(client: Client) -> None:
+            await client.session.send_request(request, types.EmptyResult)
+        await self._ask("resources/unsubscribe", work)
+        self.subscribed.discard(uri)
+
+    def _live(self) -> Client:
+        client = self._client
+        if client is None or not self.usable:
+            raise ToolbenchError("mcp.server_unavailable", f"MCP server `{self.spec.name}` has lost its connection; "
+                                 "refresh() reconnects it")
+        return client
+
+    def _legacy_only(self, method: str, instead: str) -> None:
+        version = self._protocol_version()
+        if version in MODERN_PROTOCOL_VERSIONS:
+            raise ToolbenchError("mcp.not_in_protocol", f"MCP server `{self.spec.name}` speaks MCP {version}, which "
+                                 f"has no {method} (removed in 2026-07-28); {instead}")
+
+    def _offers_subscriptions(self) -> None:
+        resources = self._live().server_capabilities.resources
+        if resources is None or not resources.subscribe:
+            what = "no resources" if resources is None else "no resource subscriptions"
+            raise ToolbenchError("mcp.capability_missing", f"MCP server `{self.spec.name}` declares {what}; read the "
+                                 "resource again when you need it")
+
+    async def _ask(self, method: str, work: Callable[[Client], Awaitable[T]], *, needs: str | None = None) -> T:
+        """Run `work` (SDK requests) within the timeout; every SDK exception becomes a ToolbenchError."""
+        client = self._live()
+        if needs is not None and getattr(client.server_capabilities, needs) is None:
+            raise ToolbenchError("mcp.capability_missing", f"MCP server `{self.spec.name}` declares no {needs} (in "
+                                 f"its capabilities at the handshake), so it answers no {method}")
+        name, timeout = self.spec.name, self.spec.timeout
+        try:
+            async with asyncio.timeout(timeout):
+                return await work(client)
+        except ToolbenchError:
+            raise
+        except TimeoutError:
+            raise ToolbenchError("mcp.request_timeout", f"MCP server `{name}` did not answer {method} within "
+                                 f"{timeout:g} s (the registration's timeout); try again, or register it with a "
+                                 "longer timeout") from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._mark_lost()
+                raise ToolbenchError("mcp.server_unavailable", f"MCP server `{name}` closed the connection during "
+                                     f"{method}; refresh() reconnects it") from exc
+            raise ToolbenchError("mcp.request_failed", f"MCP server `{name}` answered {method} with error "
+                                 f"{exc.code}: {exc.message}") from exc
+        except ValidationError as exc:
+            raise ToolbenchError("mcp.request_failed", f"MCP server `{name}` answered {method} with a result that is "
+                                 f"not valid MCP: {first_error(exc)}") from exc
+        except (InputRequiredRoundsExceededError, UnexpectedClaimedResult, RuntimeError, ValueError,
+                TypeError) as exc:
+            raise ToolbenchError("mcp.request_failed", f"{method} on MCP server `{name}` failed: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # a transport failure
+            self._mark_lost()
+            raise ToolbenchError("mcp.server_unavailable", f"MCP server `{name}` lost its connection during "
+                                 f"{method} ({type(exc).__name__}: {exc}); refresh() reconnects it") from exc
+
+    # -- 2026-07-28: one subscriptions/listen stream ----------------------------------------
+
+    async def _relisten(self) -> types.SubscriptionFilter:
+        """Have the listener reopen its stream with the current subscriptions; the filter it got."""
+        self._listen_generation += 1
+        future: asyncio.Future[types.SubscriptionFilter] = asyncio.get_running_loop().create_future()
+        self._listen_acks[self._listen_generation] = future
+        self._listen_changed.set()
+        return await future
+
+    def _acked(self, generation: int, outcome: types.SubscriptionFilter | BaseException) -> None:
+        for key in [k for k in self._listen_acks if k <= generation]:
+            future = self._listen_acks.pop(key)
+            if future.done():
+                continue
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+    async def _listening(self, client: Client) -> None:
+        """(The owner task, on 2026-07-28 sessions.) Hold one `subscriptions/listen` stream open
+        while resources are subscribed, for them alone; reopen it when they change (events in
+        between are not replayed). Its events reach `notices` through the SDK's message handler.
+        No stream without subscriptions: one held for the whole session would keep an HTTP
+        connection open, and a server from shutting down cleanly. Never returns by itself."""
+        try:
+            while True:
+                self._listen_changed.clear()
+                generation, uris = self._listen_generation, sorted(self.subscribed)
+                if uris:
+                    await self._listen_once(client, uris, generation)
+                else:
+                    self._acked(generation, types.SubscriptionFilter())
+                await self._listen_changed.wait()
+        finally:
+            self._acked(self._listen_generation, MCPError(CONNECTION_CLOSED, "the connection closed"))
+
+    async def _listen_once(self, client: Client, uris: list[str], generation: int) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                async with asyncio.timeout(self.spec.timeout):
+                    stream = await stack.enter_async_context(client.listen(resource_subscriptions=uris))
+                self._acked(generation, stream.honored)
+                await _first_of(self._listen_changed.wait(), _drain(stream))
+        except Exception as exc:  # MCPError, SubscriptionLost, TimeoutError: the waiting subscribe() says so
+            self._acked(generation, exc)
+            _log.debug("subscriptions/listen on MCP server %s ended: %r", self.spec.name, exc)
+
     def _not_sent(self, tool: str, reason: str) -> NoReturn:
         raise not_sent(self.spec.name, tool, reason)
 
@@ -431,3 +657,30 @@ async def _first_of(*waits: Any) -> None:
 
         for wait in waits:
             group.start_soon(run, wait)
+
+
+async def _pages(method: str, field: str, fetch: Callable[[str | None], Awaitable[Any]]) -> list[dict[str, Any]]:
+    """Every item of a paginated listing (at most MAX_PAGES pages; a repeated cursor is an error)."""
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = await fetch(cursor)
+        items.extend(_wire(item) for item in getattr(page, field))
+        cursor = page.next_cursor
+        if cursor is None:
+            return items
+        if cursor in seen:
+            raise ToolbenchError("mcp.request_failed", f"the server repeated the {method} page cursor {cursor!r}")
+        seen.add(cursor)
+    raise ToolbenchError("mcp.request_failed", f"the {method} answer has more than {MAX_PAGES} pages; toolbench "
+                         "stopped there (a paginator that never ends)")
+
+
+def _wire(model: Any) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)  # type: ignore[no-any-return]
+
+
+async def _drain(stream: Any) -> None:
+    async for _ in stream:  # the events themselves reach the message handler (the SDK tees them)
+        pass

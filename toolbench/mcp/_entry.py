@@ -23,8 +23,10 @@ from ._config import ServerSpec
 from ._connection import Connection
 from ._failures import ConnectFailed
 from ._info import McpDiagnostic, McpServerInfo, McpToolInfo, Permission, ServerState
+from ._notices import MAX_LOGS
 from ._procs import is_alive, tail_lines
 from ._roots import missing_folders
+from ._server_features import LogMessage
 from ._tools import ToolRecord, build_records
 from ._wire import TRACE_MESSAGES, TraceMessage
 
@@ -44,6 +46,9 @@ class Entry:
         self.diagnostic: tuple[str, str] | None = None
         self.lock = asyncio.Lock()  # one connect / refresh / disconnect at a time
         self.trace: deque[TraceMessage] = deque(maxlen=TRACE_MESSAGES)  # the wire, across reconnects
+        self.logs: deque[LogMessage] = deque(maxlen=MAX_LOGS)  # the server's log messages, across reconnects
+        self._following: asyncio.Task[None] | None = None  # re-listing after tools/list_changed
+        self._changed_again = False
 
     # -- lifecycle (bench loop) --------------------------------------------------------------
 
@@ -63,11 +68,12 @@ class Entry:
             self.records = build_records(self.spec, tools, connection.rejected, connection.stripped)
             self.state, self.diagnostic = "active", None
 
-    async def relist(self) -> None:
-        """List the tools again on the live connection; a failure or timeout fails the server."""
+    async def relist(self, only: Connection | None = None) -> None:
+        """List the tools again on the live connection (if `only` is given: if it is still that one);
+        a failure or timeout fails the server."""
         async with self.lock:
             connection = self.connection
-            if connection is None:
+            if connection is None or (only is not None and connection is not only):
                 return
             try:
                 with anyio.fail_after(self.spec.timeout):
@@ -85,6 +91,26 @@ class Entry:
         connection, self.connection = self.connection, None
         if connection is not None:
             await connection.close()
+
+    # -- tools/list_changed (bench loop) ----------------------------------------------------
+
+    def tools_changed(self, connection: Connection) -> None:
+        """The server said its tools changed: list them again in the background (one listing at a
+        time; changes that arrive meanwhile make one more)."""
+        if connection is not self.connection:
+            return
+        self._changed_again = True
+        if self._following is None or self._following.done():
+            self._following = asyncio.get_running_loop().create_task(self._follow(connection))
+
+    async def _follow(self, connection: Connection) -> None:
+        while self._changed_again and connection is self.connection and self.state == "active":
+            self._changed_again = False
+            await self.relist(connection)
+
+    def stop_following(self) -> None:
+        if self._following is not None:
+            self._following.cancel()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -231,6 +257,8 @@ class Entry:
             client_capabilities=tuple(c for c in CAPABILITIES if connection is not None
                                       and c in connection.client_side.declared),
             warnings=tuple(self.warnings(wanted)),
+            protocol_version=connection.protocol_version if connection is not None else None,
+            server_capabilities=connection.server_capabilities if connection is not None else None,
         )
 
 

@@ -52,6 +52,8 @@ class McpServerInfo:
     server_info: dict[str, Any] | None  # the name and version the server reported
     client_capabilities: tuple[str, ...] = ()  # what toolbench declared: roots, sampling, elicitation
     warnings: tuple[McpDiagnostic, ...] = ()  # the server's and its tools' (see `McpManager.warnings`)
+    protocol_version: str | None = None  # the MCP revision the session speaks (2025-11-25, 2026-07-28, ...)
+    server_capabilities: dict[str, Any] | None = None  # what it declared: resources, prompts, logging, ...
 
     @property
     def provider(self) -> str:

@@ -2,8 +2,10 @@
 
 All async work runs on the bench's `LoopThread`: the `a*` methods are the core, the plain ones
 are one-line sync wrappers for scripts and notebooks. Reads (`servers`, `descriptors()`,
-`diagnostics`, `warnings`) do no I/O and are safe from any thread. The handlers (`on_progress`,
-`on_sampling`, `on_elicitation`) are plain setters, see `_client_side` for what they declare.
+`diagnostics`, `warnings`, `logs()`) do no I/O and are safe from any thread. The handlers
+(`on_progress`, `on_sampling`, `on_elicitation`, `on_resource_updated`) are plain setters, see
+`_client_side` for what they declare. What a server has besides tools (resources, prompts,
+completion, logging, ping) comes from `ServerFeatures` (`_manager_features`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from ._config import ServerFields, ServerOptions, parse_mcp_json
 from ._connection import Connection
 from ._entry import Entry, parse_or_unknown, resolve_tool
 from ._info import McpDiagnostic, McpServerInfo, Permission
+from ._manager_features import ServerFeatures
+from ._notices import NoticeHandlers, ServerNotices
 from ._roots import follows_workspace
 from ._sampling import SamplingModel
 from ._sign_in import AuthorizeHandler, SignIn
@@ -40,8 +44,9 @@ DEFAULT_MAX_RESPONSE_CHARS = 2_000_000
 _EXIT_GRACE = 5.0  # then the children are killed
 
 
-class McpManager:
-    """Registers MCP servers, discovers their tools, and calls them.
+class McpManager(ServerFeatures):
+    """Registers MCP servers, discovers their tools, and calls them; reads their resources and
+    prompts (`ServerFeatures`).
 
     `McpManager(loop, log_dir)`: `loop` is the bench's `LoopThread`; each stdio server's stderr
     goes to `log_dir/<registration-id>.stderr.log`. `max_response_chars` bounds one answer:
@@ -58,6 +63,7 @@ class McpManager:
         self._loop = loop
         self._handlers = Handlers(roots)
         self._sign_in = SignIn(TokenFolder(Path(token_dir) if token_dir is not None else None, root))
+        self._notices = NoticeHandlers()  # on_resource_updated (ServerFeatures)
         self._log_dir = Path(log_dir)
         self._root = root  # the workspace the log folder must stay beneath (a planted link out: no logs)
         self._max_response_chars = max_response_chars
@@ -351,10 +357,13 @@ class McpManager:
         self._aio_loop = asyncio.get_running_loop()
 
         def make() -> Connection:
-            return Connection(entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
-                              on_lost=self._lost,
-                              client_side=ClientSide(entry.spec.name, self._handlers, entry.spec.roots),
-                              trace=entry.trace, sign_in=self._sign_in)
+            notices = ServerNotices(entry.spec.name, self._notices, entry.logs)
+            connection = Connection(entry.spec, log_path=entry.log_path, max_response_chars=self._max_response_chars,
+                                    on_lost=self._lost,
+                                    client_side=ClientSide(entry.spec.name, self._handlers, entry.spec.roots),
+                                    trace=entry.trace, sign_in=self._sign_in, notices=notices)
+            notices.on_tools_changed = lambda: entry.tools_changed(connection)  # re-list in the background
+            return connection
 
         await entry.connect(make, lambda: self._entries.get(entry.spec.id) is entry)
 
@@ -382,6 +391,8 @@ class McpManager:
 
     async def _close_all(self) -> None:
         entries = list(self._entries.values())
+        for entry in entries:
+            entry.stop_following()
         await asyncio.gather(*(e.disconnect() for e in entries), return_exceptions=True)
         for entry in entries:
             if entry.enabled:

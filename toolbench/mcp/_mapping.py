@@ -59,8 +59,11 @@ class MappedResult:
     attachments: tuple[Attachment, ...] = ()
 
 
-def map_tool_result(result: Mapping[str, Any]) -> MappedResult:
-    """Map a `CallToolResult` (wire JSON) to content, structured data and attachments."""
+def map_tool_result(result: Mapping[str, Any], *, empty: str = EMPTY_RESULT) -> MappedResult:
+    """Map a `CallToolResult` (wire JSON) to content, structured data and attachments.
+
+    `empty` is the content when nothing is left (a prompt message or a resource says nothing
+    about a tool, so `_server_features` passes "")."""
     blocks = result.get("content")
     blocks = blocks if isinstance(blocks, list) else []
     is_error = result.get("isError") is True
@@ -102,7 +105,7 @@ def map_tool_result(result: Mapping[str, Any]) -> MappedResult:
         sections.append("## Notes\n\n" + "\n".join(f"- {m}" for m in notes))
     kept = () if is_error else tuple(binaries.items)
     return MappedResult(
-        content="\n\n".join(sections) or ("" if kept else EMPTY_RESULT),
+        content="\n\n".join(sections) or ("" if kept else empty),
         structured={"structuredContent": recorded, "diagnostics": diagnostics},
         is_error=is_error,
         attachments=kept,
