@@ -17,11 +17,13 @@ import ipywidgets as w  # type: ignore[import-untyped]
 from .. import Invocation, ToolbenchError, Workbench
 from ..mcp import McpServerInfo, McpToolInfo, TraceMessage
 from ._base import Panel, bar, pre, pretty, scroll, table
+from ._mcp_features import FeatureViews
 from ._state import WorkbenchState
 
 T = TypeVar("T")
 TRACE_LIMIT = 50  # messages listed; the manager keeps more
 PERMISSIONS = ("on", "off", "ask")
+TABS = ("tools", "resources", "prompts", "diagnostics", "stderr", "protocol", "logs")
 SIGN_IN_CODES = ("mcp.sign_in_required", "mcp.sign_in_failed")  # a card with these offers "sign in"
 SHAPES = ('paste {"mcpServers": {"name": {...}}}, {"name": {"command": ..., "args": [...]}}, '
           'or {"command": ..., "args": [...]} with a name')
@@ -93,7 +95,8 @@ def muted(text: str) -> str:
 class McpPanel(Panel):
     """MCP servers: the add box (`config`, `name`, `add_button`), a card per server (buttons in
     `row_buttons[name]`: `select`, `restart`, `toggle`, `remove`), the `server` dropdown and the
-    details tabs: tools (`permission_controls[tool_id]`), diagnostics, stderr log, `trace`. A
+    details tabs: tools (`permission_controls[tool_id]`), resources, prompts (`features`, see
+    `_mcp_features`), diagnostics, stderr log, `trace`, logs. A
     server that needs an OAuth sign-in gets a `signin` button; the page to open shows in
     `signin_link` while toolbench waits for the redirect."""
 
@@ -123,12 +126,15 @@ class McpPanel(Panel):
         self.trace.add_class("tb-trace")
         self.trace_count = w.HTML("")
         self.trace_detail = w.HTML("")
+        self.features = FeatureViews(state.bench, self._run, self.guard)
         self.tabs = w.Tab(children=[
             w.VBox([self.tools_view, scroll([self.tools_grid], size="tb-short")]),
+            self.features.resources, self.features.prompts,
             scroll([self.diagnostics_view], size="tb-short"),
             w.VBox([self.log_path, scroll([self.log_view], size="tb-short")]),
             w.VBox([self.trace_count, self.trace, scroll([self.trace_detail], size="tb-short")]),
-        ], titles=("tools", "diagnostics", "stderr", "protocol"))
+            self.features.logs,
+        ], titles=TABS)
         self.name = w.Text(placeholder="name (for a bare entry)", layout=w.Layout(width="240px"))
         self.name.add_class("tb-mcp-name")
         self.config = w.Textarea(placeholder=PLACEHOLDER, layout=w.Layout(width="100%", height="110px"))
@@ -158,6 +164,8 @@ class McpPanel(Panel):
         self.on_click(self.refresh_button, partial(self.refresh, True))
         self.on_change(self.server, lambda _v: None if self._redrawing else self._select())
         self.on_change(self.trace, lambda _v: self._show_message())
+        self.on_change(self.tabs, lambda index: self.features.opened(TABS[index]) if index is not None else None,
+                       name="selected_index")
         self.on_state("mcp", self.refresh)
         self.on_state("result", self.refresh)  # a call adds trace messages
 
@@ -234,6 +242,10 @@ class McpPanel(Panel):
 
     def _show_detail(self) -> None:
         info = self.servers.get(self.server.value or "")
+        changed = self.features.server != (info.name if info else None)
+        self.features.select(info.name if info is not None and info.state == "active" else None)
+        if changed and self.tabs.selected_index is not None:
+            self.features.opened(TABS[self.tabs.selected_index])
         self._show_tools(info)
         self._show_diagnostics(info)
         if info is None:
