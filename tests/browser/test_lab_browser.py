@@ -74,6 +74,7 @@ bench.enable(bench.register_tool("camera", lambda: ToolOutput("a red square", at
 bench.set_permission("extension/demo:weather", "ask")
 bench.mcp.add("demo", server=build_server())
 bench.enable("mcp/demo:echo")
+bench.mcp.add("everything", command=[EVERYTHING], timeout=60)  # the reference server, for resources and prompts
 chat_model = ScriptedModel([[("dice_roll", {"formula": "2d6"})], "You rolled 2d6 from the chat."])
 
 class SlowStream:  # streams some text and half a call as Chat Completions chunks, then waits (stop ends it)
@@ -132,7 +133,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp_path = tmp_path_factory.mktemp("lab")
     root = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", root)
-    (root / "app-check.ipynb").write_text(json.dumps(_notebook(APP_SETUP, "bench.close()")))
+    from tests.mcp.real_servers import ensure_node_servers
+
+    everything = json.dumps(str(ensure_node_servers() / "mcp-server-everything"))
+    setup = APP_SETUP.replace("[EVERYTHING]", f"[{everything}]")
+    (root / "app-check.ipynb").write_text(json.dumps(_notebook(setup, "bench.close()")))
     config = tmp_path / "config"
     (config / "labconfig").mkdir(parents=True)
     # No news pop-up over the notebook.
@@ -369,6 +374,33 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         trace.select_option(index=0)
         expect(mcp).to_contain_text("hello from the browser")
         _shot(page, shots / "app-mcp-1440.png", ".tb-tabs")
+
+        # The reference server's resources and prompts, as MCP Inspector shows them.
+        mcp.locator(".tb-mcp-server select").first.select_option("everything")
+        mcp.locator(".lm-TabBar-tab", has_text="resources").first.click()
+        resources = mcp.locator(".tb-mcp-resources").first
+        expect(resources).to_contain_text("demo://resource/dynamic/text/{resourceId}")
+        uri = resources.locator(".tb-mcp-resource-uri input").first
+        uri.fill("demo://resource/dynamic/text/1")
+        resources.locator(".tb-mcp-resource-read").first.click()
+        shown = resources.locator(".tb-mcp-resource-content").first
+        expect(shown).to_contain_text("Resource 1: This is a plaintext resource")
+        uri.fill("demo://resource/dynamic/blob/2")
+        resources.locator(".tb-mcp-resource-read").first.click()
+        expect(shown).to_contain_text("blob: text/plain")
+        expect(shown).to_contain_text("Resource 2: This is a base64 blob")
+        assert shown.bounding_box()["width"] <= resources.bounding_box()["width"] + 1  # never wider than its column
+        _shot(page, shots / "app-mcp-resources-1440.png", ".tb-mcp-resources")
+        mcp.locator(".lm-TabBar-tab", has_text="prompts").first.click()
+        prompts = mcp.locator(".tb-mcp-prompts").first
+        prompts.locator(".tb-mcp-prompt-pick select").first.select_option("args-prompt")
+        city = prompts.locator(".tb-mcp-prompt-argument input").first
+        expect(city).to_be_visible()
+        city.fill("Oslo")
+        prompts.locator(".tb-mcp-prompt-get").first.click()
+        expect(prompts.locator(".tb-mcp-prompt-messages").first).to_contain_text("What's weather in Oslo?")
+        _shot(page, shots / "app-mcp-prompts-1440.png", ".tb-mcp-prompts")
+        mcp.locator(".lm-TabBar-tab", has_text="tools").first.click()
         page.locator(".tb-tabs .lm-TabBar-tab", has_text="History").first.click()
 
         # Approve one call and deny another.

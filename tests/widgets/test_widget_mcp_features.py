@@ -102,4 +102,6 @@ def test_an_attachment_that_is_no_image_shows_its_type_and_size() -> None:
     from toolbench.core.results import Attachment
 
     shown = attachment_html(Attachment("blob", "application/pdf", b"%PDF-1.4"))
-    assert "blob: application/pdf, 8 bytes" in shown and "<img" not in shown
+    assert "blob: application/pdf, 8 bytes" in shown and "<img" not in shown and "PDF" not in shown
+    text = attachment_html(Attachment("blob", "text/plain", b"Resource 2: <b>base64</b>"))
+    assert "Resource 2: &lt;b&gt;base64&lt;/b&gt;" in text

@@ -27,7 +27,10 @@ from ._base import bar, pre, scroll, table
 Run = Callable[..., None]
 UPDATES_SHOWN = 20
 LOGS_SHOWN = 50
+TEXT_PREVIEW = 4000  # bytes of a text blob shown
 _NOT_OFFERED = ("mcp.capability_missing", "mcp.not_in_protocol")
+# A text box that takes the row's free width and leaves its buttons beside it (100% pushed them below).
+_FILL = {"flex": "1 1 auto", "width": "auto", "min_width": "160px"}
 
 
 def _muted(text: str) -> str:
@@ -35,14 +38,18 @@ def _muted(text: str) -> str:
 
 
 def attachment_html(attachment: Attachment) -> str:
-    """An image as a preview (at most 320 px wide, its own size when smaller), else its type and size."""
+    """An image as a preview (at most 320 px wide, its own size when smaller), a text blob as its
+    start, anything else as its type and size."""
     facts = f"{html.escape(attachment.mime_type)}, {len(attachment.data):,} bytes"
     if attachment.mime_type.startswith("image/"):  # a blob resource of an image type too
         data = base64.b64encode(attachment.data).decode()
         return (f"<div class='tb-result-attachment'><img src='data:{html.escape(attachment.mime_type)};base64,"
                 f"{data}' style='max-width:min(320px, 100%); image-rendering:pixelated'>"
                 f"<div>{_muted(facts)}</div></div>")
-    return f"<div class='tb-result-attachment'>{_muted(attachment.kind + ': ' + facts)}</div>"
+    text = ""
+    if attachment.mime_type.startswith("text/"):  # a text blob reads as its text (the start of it)
+        text = pre(attachment.data[:TEXT_PREVIEW].decode("utf-8", errors="replace"))
+    return f"<div class='tb-result-attachment'>{_muted(attachment.kind + ': ' + facts)}{text}</div>"
 
 
 def _template_uri(template: McpResourceTemplate) -> str:
@@ -63,7 +70,7 @@ class FeatureViews:
         # resources
         self.resource_list = w.HTML("")
         self.uri = w.Combobox(placeholder="a resource URI, or a template filled in", ensure_option=False,
-                              layout=w.Layout(width="100%"))
+                              layout=_FILL)
         self.uri.add_class("tb-mcp-resource-uri")
         self.read_button = w.Button(description="read", icon="eye", layout=w.Layout(width="auto"))
         self.read_button.add_class("tb-mcp-resource-read")
@@ -245,7 +252,7 @@ class FeatureViews:
         for argument in prompt.arguments:
             box = w.Combobox(description=argument.name + (" *" if argument.required else ""),
                              placeholder=argument.description or "", ensure_option=False,
-                             layout=w.Layout(width="100%"), style={"description_width": "120px"})
+                             layout=_FILL, style={"description_width": "120px"})
             box.add_class("tb-mcp-prompt-argument")
             suggest = w.Button(description="suggest", tooltip="ask the server to complete this value",
                                layout=w.Layout(width="auto"))
