@@ -338,3 +338,31 @@ def test_check_sign_in_prints_the_page_to_open_and_keeps_the_token(
     assert (process.returncode, err) == (0, ""), out
     assert "secured (http, active): 1 tool(s)" in out
     assert json.loads(next(tokens.iterdir()).read_text())["tokens"]["access_token"] not in out + line
+
+
+def test_a_linked_token_folder_or_file_is_refused(tmp_path: Path) -> None:
+    import asyncio
+
+    from mcp.shared.auth import OAuthToken
+
+    from toolbench.mcp._token_store import TokenFolder
+
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    (tmp_path / "tokens").symlink_to(real)
+    with pytest.raises(ToolbenchError) as caught:
+        TokenFolder(tmp_path / "tokens").file("s", "https://h/mcp").read()
+    assert caught.value.code == "mcp.token_store_unsafe"
+    folder = TokenFolder(tmp_path / "own")
+    store = folder.file("s", "https://h/mcp")
+    asyncio.run(store.set_tokens(OAuthToken(access_token="t0", expires_in=60)))
+    target = tmp_path / "planted.json"
+    target.write_text("{}")
+    (folder.path / store.name).unlink()
+    (folder.path / store.name).symlink_to(target)
+    with pytest.raises(ToolbenchError) as caught:
+        store.read()
+    assert caught.value.code == "mcp.token_store_unsafe"
+    with pytest.raises(ToolbenchError):  # nor written through: the planted file is left as it was
+        asyncio.run(store.set_tokens(OAuthToken(access_token="t1")))
+    assert target.read_text() == "{}"
