@@ -19,8 +19,7 @@ from typing import Any
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
-from .. import ToolbenchError, Workbench
-from ..core.results import Attachment
+from .. import Attachment, ToolbenchError, Workbench
 from ..mcp import LOG_LEVELS, McpPrompt, McpResourceTemplate, PromptResult, ResourceRead, ResourceUpdate
 from ._base import bar, pre, scroll, table
 
