@@ -116,13 +116,26 @@ def _takes_two(handler: Handler) -> bool:
     return len(required) == 2
 
 
-async def _invoke(fn: Handler, *args: Any) -> Any:
+async def invoke(fn: Handler, *args: Any) -> Any:
     """Await an async handler; run a sync one in a worker thread."""
     call = getattr(fn, "__call__", fn)  # noqa: B004 - an instance with an async __call__ counts too
     if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call):
         return await fn(*args)
     reply = await asyncio.to_thread(fn, *args)
     return await reply if inspect.isawaitable(reply) else reply
+
+
+async def notify(handler: Handler | None, event: Any, what: str) -> None:
+    """Give `event` to a display callback (sync, on the bench loop, or async); its failure is
+    logged, never passed on: a display must not break the call or the session."""
+    if handler is None:
+        return
+    try:
+        reply = handler(event)
+        if inspect.isawaitable(reply):
+            await reply
+    except Exception:
+        _log.exception("the MCP %s handler raised", what)
 
 
 class CallTrace:
@@ -141,15 +154,7 @@ class CallTrace:
         event = ProgressEvent(self._side.server, self.tool, self.call_id, progress, total, message)
         self.events.append(event)
         self.event_count += 1
-        handler = self._side.handlers.progress
-        if handler is None:
-            return
-        try:
-            reply = handler(event)
-            if inspect.isawaitable(reply):
-                await reply
-        except Exception:  # a display callback must not break the call
-            _log.exception("the MCP progress handler raised")
+        await notify(self._side.handlers.progress, event, "progress")
 
     def note(self, method: str, outcome: str, detail: str | None = None) -> None:
         entry = {"method": method, "outcome": outcome}
@@ -237,7 +242,7 @@ class ClientSide:
                 wire: dict[str, Any] | None = await sample(handler, request)
             else:
                 call = cast(Handler, handler)  # not a Model: set_sampling took it as a callable
-                wire = sampling_result(await _invoke(call, *args), model if isinstance(model, str) else "toolbench")
+                wire = sampling_result(await invoke(call, *args), model if isinstance(model, str) else "toolbench")
             if wire is None:
                 self._note(method, "declined")
                 return types.ErrorData(code=DECLINED, message="the sampling request was declined")
@@ -258,7 +263,7 @@ class ClientSide:
         request = elicitation_request(self.server, trace.tool if trace else None, trace.call_id if trace else None,
                                       params.model_dump(by_alias=True, mode="json", exclude_none=True))
         try:
-            result = types.ElicitResult.model_validate(elicitation_result(await _invoke(handler, request)))
+            result = types.ElicitResult.model_validate(elicitation_result(await invoke(handler, request)))
         except (ReplyInvalid, ValidationError) as exc:
             return self._fail(method, f"the elicitation handler's answer is not valid: {_first_line(exc)}")
         except Exception as exc:

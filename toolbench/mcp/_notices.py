@@ -18,8 +18,6 @@ the same callbacks, so this module does not tell the two revisions apart.
 
 from __future__ import annotations
 
-import inspect
-import logging
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,10 +26,10 @@ from typing import Any
 import mcp.types as types
 
 from ..core.errors import ToolbenchError
+from ._client_side import notify
 from ._server_features import LogMessage, ResourceUpdate
 
 MAX_LOGS = 500  # log messages kept per server
-_log = logging.getLogger("toolbench.mcp")
 
 Handler = Callable[..., Any]
 
@@ -75,12 +73,4 @@ class ServerNotices:
         # transport reports here are noticed by the connection's monitor
 
     async def _updated(self, event: ResourceUpdate) -> None:
-        handler = self.handlers.resource_updated
-        if handler is None:
-            return
-        try:
-            reply = handler(event)
-            if inspect.isawaitable(reply):
-                await reply
-        except Exception:  # a display callback must not break the session
-            _log.exception("the MCP resource-updated handler raised")
+        await notify(self.handlers.resource_updated, event, "resource-updated")

@@ -27,8 +27,6 @@ or an `mcp.json` `"oauth"` object only says how.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,12 +111,9 @@ class OAuth:
 
 async def ask_assertion(assertion: Assertion, audience: str, resource: str) -> str:
     """The ID-JAG from a sync (run in a worker thread) or async assertion callable."""
-    if inspect.iscoroutinefunction(assertion):
-        reply = await assertion(audience, resource)
-    else:
-        reply = await asyncio.to_thread(assertion, audience, resource)
-        if inspect.isawaitable(reply):
-            reply = await reply
+    from ._client_side import invoke  # the one runner of a handler, sync or async
+
+    reply = await invoke(assertion, audience, resource)
     if not isinstance(reply, str) or not reply:
         raise ToolbenchError("mcp.sign_in_failed", "the OAuth assertion callable returned no ID-JAG")
     return reply

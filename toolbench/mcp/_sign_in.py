@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import inspect
 import logging
 import socket
 import sys
@@ -42,6 +41,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from pydantic import AnyUrl
 
 from ..core.errors import ToolbenchError
+from ._client_side import invoke
 from ._failures import ConnectFailed
 from ._oauth import OAuth, ask_assertion, read_private_key, signing_algorithm
 from ._token_store import TokenFile, TokenFolder
@@ -104,9 +104,7 @@ class SignIn:
             if not self.interactive:
                 raise SignInRequired(server)
             handler = functools.partial(_default_authorize, server)
-        reply = await handler(url) if inspect.iscoroutinefunction(handler) else await asyncio.to_thread(handler, url)
-        if inspect.isawaitable(reply):
-            await reply
+        await invoke(handler, url)
 
 
 def _default_authorize(server: str, url: str) -> None:
