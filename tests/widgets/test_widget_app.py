@@ -16,11 +16,14 @@ from toolbench.widgets import (
     ToolList,
     WorkbenchApp,
 )
+from toolbench.widgets._arguments_box import ArgumentsBox
+from toolbench.widgets._file_widget import FileView
 
 STABLE = ("tb-app", "tb-tool-list", "tb-profile", "tb-snapshot", "tb-console", "tb-call-name", "tb-arguments",
           "tb-form", "tb-call-button", "tb-result", "tb-result-content", "tb-result-file", "tb-file-prev",
           "tb-file-next", "tb-file-search", "tb-file-page", "tb-pending", "tb-history", "tb-history-rerun",
-          "tb-history-copy", "tb-history-copy-json", "tb-mcp", "tb-trace", "tb-approval")
+          "tb-history-copy", "tb-history-copy-json", "tb-mcp", "tb-trace", "tb-approval", "tb-file-view",
+          "tb-call-cancel", "tb-call-args")
 
 
 def _walk(widget):
@@ -38,7 +41,8 @@ def test_the_stable_css_classes_are_on_the_widgets(app):
     for name in STABLE:
         assert name in classes, name
     assert classes["tb-call-name"] is w.Combobox  # pick from the list, or type any name
-    assert classes["tb-arguments"] is w.Textarea
+    assert issubclass(classes["tb-arguments"], ArgumentsBox)  # a textarea drawn in the browser
+    assert issubclass(classes["tb-call-args"], ArgumentsBox) and issubclass(classes["tb-file-view"], FileView)
     assert classes["tb-call-button"] is w.Button
 
 

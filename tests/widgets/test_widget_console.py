@@ -149,3 +149,84 @@ def test_json_problem_names_the_place():
     assert json_problem("") is None and json_problem("null") is None and json_problem("{}") is None
     assert json_problem('{"a": 1,}') == ("the JSON breaks at line 1, column 9: "
                                          "Expecting property name enclosed in double quotes")
+
+
+# the argument box, Ctrl+Enter and cancel ----------------------------------------------------
+def typed(box, text: str) -> None:
+    """What the browser sends for one edit: the text and its edit count."""
+    box.edit_seq += 1
+    box.value = text
+
+
+def test_an_example_is_stamped_with_the_edits_it_had_seen(app):
+    box = app.console.arguments
+    typed(box, '{"formula": "d20"}')
+    app.console.call_name.value = "weather"  # the pick's example, written after that edit
+    assert json.loads(box.value).keys() == {"city"}
+    assert box.value_seq == box.edit_seq  # the browser applies it: nothing was typed since
+    stamp = box.value_seq
+    typed(box, '{"city": "Oslo"}')  # typed in the browser before the next example arrives
+    app.console.call_name.value = "dice_roll"
+    assert box.value_seq == stamp + 1  # stamped with that edit: a later edit in the browser refuses it
+
+
+def test_ctrl_enter_calls_with_the_text_the_browser_has(app):
+    app.console.call_name.value = "dice_roll"
+    handlers = app.console.arguments._msg_callbacks.callbacks
+    for handler in handlers:
+        handler(app.console.arguments, {"kind": "call", "text": '{"formula": "2d6"}'}, [])
+    record = app.state.record
+    assert record is not None and record.call_name == "dice_roll" and not record.result.is_error
+    assert record.arguments.to_json() == {"formula": "2d6"}
+    for handler in handlers:  # a message the box never sends is ignored, not an error
+        handler(app.console.arguments, {"kind": "call", "text": 5}, [])
+    assert len(app.state.records) == 1 and app.console.error_code is None
+
+
+def test_cancel_ends_a_running_call_and_its_result_says_the_outcome_is_unknown(bench):
+    import asyncio
+
+    from toolbench.widgets import CallConsole, WorkbenchState
+
+    started = asyncio.Event()
+
+    async def hang() -> str:
+        """Never returns."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    bench.enable(bench.register_tool("slow", hang, name="hang"))
+    state = WorkbenchState(bench, bench.invocation("chat", id="inv_early"))
+    early = CallConsole(state)
+
+    async def cancel_at_once() -> None:  # cancelled before the task began: the app is not left busy
+        early.call_name.value = "hang"
+        early.call_button.click()
+        early.cancel.click()
+        await asyncio.sleep(0.05)
+
+    asyncio.run(cancel_at_once())
+    assert state.pending is None and not early.call_button.disabled and early.cancel.disabled
+
+    state = WorkbenchState(bench, bench.invocation("chat", id="inv_cancel"))
+    console = CallConsole(state)
+    assert console.cancel.disabled  # nothing runs
+
+    async def run() -> None:
+        console.call_name.value = "hang"
+        console.arguments.value = "{}"
+        console.call_button.click()
+        await asyncio.wait_for(started.wait(), 30)  # the tool runs
+        assert not console.cancel.disabled and console.call_button.disabled
+        console.cancel.click()
+        for _ in range(500):
+            if state.pending is None:
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(run())
+    (record,) = state.records
+    assert record.result.error_code == "tool.cancelled" and "outcome is unknown" in record.result.content
+    assert state.record is record and console.cancel.disabled and not console.call_button.disabled
+    assert not state.invocation.call("dice_roll", {"formula": "d6"}).is_error  # the invocation goes on

@@ -32,7 +32,7 @@ def long_viewer(bench: Workbench) -> ResultViewer:
 
 
 def shown_lines(viewer: ResultViewer) -> list[int]:
-    return [int(n) for n in re.findall(r"<span class='tb-line-no'>\s*(\d+)</span>", viewer.file.value)]
+    return [int(n) for n in re.findall(r"<span class='tb-line-no'>\s*(\d+)</span>", viewer.file_html)]
 
 
 def png(size: int = 16) -> bytes:
@@ -59,8 +59,8 @@ def test_a_long_result_pages_forward_and_back(bench: Workbench) -> None:
     assert viewer.previous.disabled and not viewer.next.disabled
     viewer.next.click()
     assert viewer.page.value == 2 and shown_lines(viewer)[0] == 201
-    assert "line 00201: the quick brown fox jumps" in viewer.file.value
-    assert "line 00001:" not in viewer.file.value
+    assert "line 00201: the quick brown fox jumps" in viewer.file_html
+    assert "line 00001:" not in viewer.file_html
     assert not viewer.previous.disabled
     viewer.previous.click()
     assert viewer.page.value == 1 and viewer.previous.disabled
@@ -75,10 +75,10 @@ def test_go_to_line_shows_its_page_and_marks_it(bench: Workbench) -> None:
     viewer = long_viewer(bench)
     viewer.line.value = 1500
     assert viewer.page.value == 8 and viewer.page_label.value.startswith("page 8 of 10 · lines 1,401–1,600")
-    assert re.search(r"<span class='tb-line-mark'>line 01500: ", viewer.file.value)
-    assert viewer.file.value.count("tb-line-mark") == 1
+    assert re.search(r"<span class='tb-line-mark tb-file-mark'>line 01500: ", viewer.file_html)
+    assert viewer.file_html.count("tb-line-mark") == 1
     viewer.line.value = 99_999  # past the end: the last line
-    assert viewer.page.value == 10 and "<span class='tb-line-mark'>line 02000: " in viewer.file.value
+    assert viewer.page.value == 10 and "<span class='tb-line-mark tb-file-mark'>line 02000: " in viewer.file_html
 
 
 def test_search_counts_hits_and_moves_between_their_pages(bench: Workbench) -> None:
@@ -86,11 +86,11 @@ def test_search_counts_hits_and_moves_between_their_pages(bench: Workbench) -> N
     viewer.next.click()
     viewer.search.value = "0100"  # lines 100 and 1000–1009
     assert viewer.hits.value == "1 of 11 hits" and viewer.page.value == 1
-    assert "<span class='tb-hit-current'>line 0<mark>0100</mark>: " in viewer.file.value
+    assert "<span class='tb-hit-current'>line 0<mark>0100</mark>: " in viewer.file_html
     viewer.hit_next.click()
     assert viewer.hits.value == "2 of 11 hits" and viewer.page.value == 5
-    assert "<span class='tb-hit-current'>line <mark>0100</mark>0: " in viewer.file.value
-    assert viewer.file.value.count("<mark>") == 1  # only line 1000 of the hits is on page 5
+    assert "<span class='tb-hit-current'>line <mark>0100</mark>0: " in viewer.file_html
+    assert viewer.file_html.count("<mark>") == 1  # only line 1000 of the hits is on page 5
     viewer.hit_prev.click()
     assert viewer.hits.value == "1 of 11 hits" and viewer.page.value == 1
     viewer.hit_prev.click()  # round to the last hit, line 1009
@@ -100,7 +100,7 @@ def test_search_counts_hits_and_moves_between_their_pages(bench: Workbench) -> N
     viewer.search.value = "no such text"
     assert viewer.hits.value == "no hits" and viewer.hit_next.disabled and viewer.hit_prev.disabled
     viewer.search.value = ""
-    assert viewer.hits.value == "" and "<mark>" not in viewer.file.value
+    assert viewer.hits.value == "" and "<mark>" not in viewer.file_html
 
 
 def test_the_preview_end_is_marked_on_its_page(bench: Workbench) -> None:
@@ -111,19 +111,22 @@ def test_the_preview_end_is_marked_on_its_page(bench: Workbench) -> None:
     assert last.startswith("line 00079: ") and not last.endswith("jumps")
     assert "lines 1–79 of the file's 2,000 lines (line 79 only in part)" in viewer.preview_note.value
     marker = re.search(r"line 00079: [^\n]*\n<span class='tb-preview-end'>([^<]*)</span>\n[^\n]*line 00080",
-                       viewer.file.value)
+                       viewer.file_html)
     assert marker and "preview ends here" in marker.group(1) and "partway through line 79" in marker.group(1)
     viewer.next.click()
-    assert "tb-preview-end" not in viewer.file.value
+    assert "tb-preview-end" not in viewer.file_html
     viewer.line.value = 79
-    assert viewer.page.value == 1 and "tb-preview-end" in viewer.file.value
+    assert viewer.page.value == 1 and "tb-preview-end" in viewer.file_html
 
 
-def test_an_inline_result_has_no_file_and_no_pager(bench: Workbench) -> None:
+def test_an_inline_result_says_why_it_has_no_file_and_its_text_pages(bench: Workbench) -> None:
     viewer = long_viewer(bench)
     viewer.state.call("weather", {"city": "Oslo"})
-    assert "inline result: no <code>tool-results/</code> file" in viewer.file_info.value
-    assert viewer.file_box.layout.display == "none" and viewer.file.value == ""
+    assert "inline result, no <code>tool-results/</code> file" in viewer.file_info.value
+    assert "within the inline limit of 50,000" in viewer.file_info.value
+    assert viewer.file_box.layout.display == "" and "Oslo" in viewer.file_html  # the text, to page and search
+    viewer.search.value = "oslo"
+    assert viewer.hits.value == "1 of 1 hit"
     assert viewer.preview_note.value == ""
     assert "Oslo" in viewer.content.value and "Oslo" in viewer.structured.value
     assert viewer.attachment_box.layout.display == "none"
@@ -136,7 +139,7 @@ def test_a_missing_file_is_a_line_not_an_error(bench: Workbench) -> None:
     (bench.workspace / record.result.structured["path"]).unlink()
     viewer.state.select(record)
     assert "is missing" in viewer.file_info.value and record.result.structured["path"] in viewer.file_info.value
-    assert viewer.file_box.layout.display == "none" and viewer.file.value == ""
+    assert viewer.file_box.layout.display == "none" and viewer.file_html == ""
     assert not viewer.error_view.value
     viewer.line.value = 5  # controls of a file that is not there do nothing
     assert not viewer.error_view.value
@@ -337,7 +340,7 @@ def test_search_is_case_insensitive_once_per_line_and_capped() -> None:
     assert fv.search_in(folded, "a", limit=4) == fv.Hits((1, 2, 3, 5))
     assert fv.hits_label(fv.Hits((1, 2), capped=True), 0) == "1 of 2+ hits"
     page = fv.page_of(len(lines), 1)
-    text = fv.render_page(lines, page, query="straße".upper(), hits=frozenset({5}))
+    text = fv.Rows(lines, query="straße".upper(), hits=frozenset({5})).page_html(page)
     assert "<mark>straße</mark>" in text  # a casefold-only match marks the whole line
 
 
@@ -372,8 +375,8 @@ def test_a_tool_cannot_make_the_viewer_read_files_outside_the_workspace(bench, t
     viewer = ResultViewer(state)
     for path in (str(secret), "../" * 12 + str(secret).lstrip("/"), "tool-results/../../" + secret.name):
         state.call("echo_data", {"data": {"externalized": True, "path": path}})
-        assert "do not show" not in viewer.file.value
-        assert viewer.file_box.layout.display == "none"
+        assert "do not show" not in viewer.file_html
+        assert "do not show" not in viewer.file_info.value
 
 
 def test_a_fifo_or_a_symlink_out_is_not_read(tmp_path):

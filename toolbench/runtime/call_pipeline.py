@@ -309,7 +309,7 @@ class CallPipeline:
                     self.blocked = (f"Call `{step.call_id}` ({tool_id}) has no confirmed result: {exc.message} "
                                     "Check the state before repeating anything.")
         elif isinstance(exc, asyncio.CancelledError):
-            result = error_result(step.call_id, tool_id, "tool.cancelled", "The call was cancelled before it finished.")
+            result = error_result(step.call_id, tool_id, "tool.cancelled", _cancelled_message(step.binding.tool_id))
         else:
             result = error_result(step.call_id, tool_id, "tool.internal_error",
                                   f"The tool failed unexpectedly: {type(exc).__name__}: {exc}")
@@ -403,3 +403,11 @@ class CallPipeline:
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+def _cancelled_message(tool_id: ToolId) -> str:
+    if tool_id.kind == "builtin":
+        return "The call was cancelled before it finished."
+    # The server or the extension got the call: it may have acted before the cancel reached it.
+    return ("The call was cancelled before it returned. The tool may have run in part or in full, so its "
+            "outcome is unknown: check the state before repeating it.")

@@ -1,6 +1,6 @@
 """The result viewer's file logic, without widgets: loading a `tool-results/` file (bounded),
-its pages, line → page, case-insensitive search, where the model's preview ends, and the HTML
-of one page."""
+its pages, line → page, case-insensitive search, where the model's preview ends, and the rows
+the file view draws (`Rows`)."""
 
 from __future__ import annotations
 
@@ -197,24 +197,64 @@ def hits_label(hits: Hits, index: int | None) -> str:
     return f"{index + 1:,} of {count} {noun}" if index is not None else f"{count} {noun}"
 
 
-def render_page(lines: tuple[str, ...], page: Page, *, query: str = "", hits: frozenset[int] = frozenset(),
-                current: int | None = None, marked: int | None = None, preview: PreviewEnd | None = None) -> str:
-    """One page as numbered lines in a `<pre>`: search hits in `<mark>`, the current hit and
-    the line gone to outlined, and a separator after the preview's last line."""
-    pattern = re.compile(re.escape(query), re.IGNORECASE) if query else None
-    out: list[str] = []
-    for number in range(page.first, page.last + 1) if page.total else ():
-        line = lines[number - 1]
-        body = _highlight(line, pattern) if number in hits and pattern is not None else html.escape(line)
-        classes = " ".join(c for c, on in (("tb-hit-current", number == current), ("tb-line-mark", number == marked))
-                           if on)
+MAX_ROW_CHARS = 5_000  # of one line drawn; the rest is counted, and the model's read tool pages it
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """What the file view draws: one row per line, plus a separator row after the line where
+    the model's preview ends. Rows count from 0; lines from 1. Every rule of how a row looks
+    lives here; the browser only lays rows out (static/file_view.js)."""
+
+    lines: tuple[str, ...] = ()
+    preview: PreviewEnd | None = None
+    query: str = ""
+    hits: frozenset[int] = frozenset()
+    current: int | None = None
+    marked: int | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.lines) + (self.preview is not None and bool(self.lines))
+
+    def row_of(self, line: int) -> int:
+        """The row showing line `line`."""
+        line = min(max(line, 1), max(len(self.lines), 1))
+        return line - 1 + (self.preview is not None and line > self.preview.line)
+
+    def line_of(self, row: int) -> int:
+        """The line shown at row `row` (the separator belongs to the line before it)."""
+        after = self.preview is not None and row > self.preview.line - 1
+        return min(max(row + 1 - after, 1), max(len(self.lines), 1))
+
+    def html(self, first: int, last: int) -> list[str]:
+        """The HTML of rows `first` up to (not including) `last`."""
+        pattern = re.compile(re.escape(self.query), re.IGNORECASE) if self.query else None
+        return [self._row(row, pattern) for row in range(max(first, 0), min(last, self.count))]
+
+    def page_html(self, page: Page) -> str:
+        """The rows of lines `page.first`–`page.last`, as one block (what a page shows)."""
+        if not page.total:
+            return ""
+        rows = self.html(self.row_of(page.first), self.row_of(page.last) + 1)
+        return '<pre class="tb-pre tb-file-text">' + "\n".join(rows) + "</pre>"
+
+    def _row(self, row: int, pattern: re.Pattern[str] | None) -> str:
+        preview = self.preview
+        if preview is not None and row == preview.line:
+            where = f" (partway through line {preview.line:,})" if preview.partial else ""
+            return f"<span class='tb-preview-end'>{html.escape(PREVIEW_END_TEXT)}{where}</span>"
+        number = self.line_of(row)
+        line, more = self.lines[number - 1], ""
+        if len(line) > MAX_ROW_CHARS:
+            left = len(line) - MAX_ROW_CHARS
+            line, more = line[:MAX_ROW_CHARS], f"<span class='tb-muted'> … {left:,} more characters</span>"
+        body = _highlight(line, pattern) if number in self.hits and pattern is not None else html.escape(line)
+        classes = " ".join(c for c, on in (("tb-hit-current", number == self.current),
+                                           ("tb-line-mark tb-file-mark", number == self.marked)) if on)
         if classes:
             body = f"<span class='{classes}'>{body}</span>"
-        out.append(f"<span class='tb-line-no'>{number:>7}</span>  {body}")
-        if preview is not None and number == preview.line:
-            where = f" (partway through line {number:,})" if preview.partial else ""
-            out.append(f"<span class='tb-preview-end'>{html.escape(PREVIEW_END_TEXT)}{where}</span>")
-    return '<pre class="tb-pre tb-file-text">' + "\n".join(out) + "</pre>"
+        return f"<span class='tb-line-no'>{number:>7}</span>  {body}{more}"
 
 
 def _highlight(line: str, pattern: re.Pattern[str]) -> str:

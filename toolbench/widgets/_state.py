@@ -108,6 +108,7 @@ class WorkbenchState:
         self.chat: ChatRun | None = None  # the chat panel's last run
         self._listeners: dict[Event, list[Listener]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._call_task: asyncio.Task[Any] | None = None  # the call fired from the app that runs now
         self._ui_loop: asyncio.AbstractEventLoop | None = None
         self._other_approvals: Any = None  # the handler before ours: it decides calls this app did not fire
         self._other_progress: Any = None
@@ -216,6 +217,8 @@ class WorkbenchState:
             try:
                 await inv.acall(call_name, arguments)
                 self._show_last(inv)
+            except asyncio.CancelledError:  # cancel_call: the call has its recorded result
+                self._show_last(inv)
             except Exception as exc:  # shown by the panel that asked
                 if on_error is None:
                     raise
@@ -224,7 +227,11 @@ class WorkbenchState:
                 ticker.cancel()
                 self._done()
 
-        self._keep(loop.create_task(run()))
+        task = self._call_task = loop.create_task(run())
+        pending = self.pending
+        # Cancelled before it began, `run` never runs its `finally`: the app must not stay busy.
+        task.add_done_callback(lambda t: self._done() if t.cancelled() and self.pending is pending else None)
+        self._keep(task)
 
     def rerun(self, record: CallRecord, on_error: Callable[[BaseException], None] | None = None) -> None:
         """Fire a past call again (same call name, same raw arguments) in the current invocation."""
@@ -276,6 +283,21 @@ class WorkbenchState:
             self._done()
             raise
         return chat
+
+    def cancel_call(self) -> None:
+        """Cancel the call fired from the app that runs now; nothing when none runs.
+
+        Its result is `tool.cancelled`: a builtin that watches for it (the shell) stops with a
+        confirmed result of its own; an MCP or extension tool may have run in part or in full,
+        and its result says the outcome is unknown. A call waiting for Approve is denied."""
+        task, pending = self._call_task, self.pending
+        if task is None or task.done() or pending is None:
+            return
+        for item in list(self.approvals):
+            if item.request.invocation_id == pending.invocation_id:
+                item.decide(False)
+        self.invocation.cancel()
+        task.cancel()
 
     def stop_run(self) -> None:
         """Stop the chat's run (and the call it is running); nothing when none runs."""

@@ -9,6 +9,7 @@ from typing import Any
 import ipywidgets as w  # type: ignore[import-untyped]
 
 from .. import MISSING, Invocation, Workbench
+from ._arguments_box import ArgumentsBox
 from ._base import Panel, bar
 from ._form import SchemaForm, example_arguments
 from ._state import WorkbenchState
@@ -37,7 +38,9 @@ class CallConsole(Panel):
     In raw mode the text box is sent exactly as typed: malformed JSON included, so the
     runtime's `tool.invalid_arguments` result can be seen (the line under the box says where
     the JSON breaks); an empty box sends no arguments field at all (`MISSING`). Picking
-    another tool resets the box to that tool's example, built from its schema."""
+    another tool resets the box to that tool's example, built from its schema, unless the
+    person typed in it since the pick (the browser keeps typed text: `ArgumentsBox`). Ctrl+Enter
+    in the box calls. `cancel` (`tb-call-cancel`) cancels the call fired from here that runs."""
 
     css_class = "tb-console"
 
@@ -55,9 +58,12 @@ class CallConsole(Panel):
         self.budget.add_class("tb-budget")
         self.description = w.HTML("")
         self.description.add_class("tb-tool-description")
-        self.arguments = w.Textarea(value="", placeholder='{"formula": "3d6+4"}  (sent exactly as typed)',
-                                    layout=w.Layout(width="100%", height="110px"))
+        self.arguments = ArgumentsBox(placeholder='{"formula": "3d6+4"}  (sent exactly as typed; Ctrl+Enter calls)')
         self.arguments.add_class("tb-arguments")
+        self.arguments.add_class("tb-call-args")
+        self.cancel = w.Button(description="cancel", icon="stop", disabled=True, layout=w.Layout(width="90px"),
+                               tooltip="cancel the running call: the tool may have run in part")
+        self.cancel.add_class("tb-call-cancel")
         self.json_hint = w.HTML("")
         self.json_hint.add_class("tb-json-hint")
         self.example = w.Button(description="example", tooltip="reset the box to this tool's example arguments",
@@ -71,7 +77,7 @@ class CallConsole(Panel):
         self._tool: str | None = None  # the call name whose example the raw box was reset to
         super().__init__(state, [
             w.HTML("<span class='tb-title'>Call</span>"),
-            bar([self.call_name, self.mode, self.call_button, self.budget]),
+            bar([self.call_name, self.mode, self.call_button, self.cancel, self.budget]),
             self.description, self.raw_box, self.form_area,
         ])
         self._wire()
@@ -84,6 +90,8 @@ class CallConsole(Panel):
         self.on_click(self.example, self._reset_example)
         self.on_click(self.to_raw, self._copy_form_to_raw)
         self.on_click(self.call_button, self._call)
+        self.on_click(self.cancel, self.state.cancel_call)
+        self.arguments.on_call(self.guard(self._call_typed))
         self.on_state("invocation", self.refresh)
         self.on_state("result", self._show_budget)
         self.on_state("busy", self._show_busy)
@@ -125,7 +133,7 @@ class CallConsole(Panel):
     def _reset_example(self) -> None:
         binding = self.state.invocation.snapshot.binding_for(self.call_name.value or "")
         schema = binding.descriptor.input_schema if binding else None
-        self.arguments.value = json.dumps(example_arguments(schema or {}), ensure_ascii=False)
+        self.arguments.set_text(json.dumps(example_arguments(schema or {}), ensure_ascii=False))
 
     def _show_hint(self) -> None:
         problem = json_problem(self.arguments.value)
@@ -148,6 +156,7 @@ class CallConsole(Panel):
     def _show_busy(self) -> None:
         if not self.state.closed:
             self.call_button.disabled = self.state.busy
+            self.cancel.disabled = self.state.pending is None  # a call fired here (the chat has its stop)
 
     # actions ------------------------------------------------------------------------------
     def wire_arguments(self) -> Any:
@@ -157,8 +166,14 @@ class CallConsole(Panel):
         return self.arguments.value if self.arguments.value != "" else MISSING
 
     def _copy_form_to_raw(self) -> None:
-        self.arguments.value = json.dumps(self.form.value(), ensure_ascii=False)
+        self.arguments.set_text(json.dumps(self.form.value(), ensure_ascii=False))
         self.mode.value = "raw"
 
     def _call(self) -> None:
         self.state.submit(self.call_name.value or "", self.wire_arguments(), on_error=self.show_error)
+
+    def _call_typed(self, text: str) -> None:
+        """Ctrl+Enter in the box: send the text the browser has (its last edit may be in flight)."""
+        if self.call_button.disabled:
+            return  # a call runs (or the bench is closed): the button would not take a click either
+        self.state.submit(self.call_name.value or "", text if text != "" else MISSING, on_error=self.show_error)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
@@ -13,6 +14,7 @@ from .. import AttachmentRef, CallRecord, Invocation, ToolbenchError, ToolResult
 from ..protocols import abridge, names
 from . import _file_view as fv
 from ._base import Panel, bar, pre, pretty, scroll
+from ._file_widget import FileView
 from ._state import WorkbenchState
 
 __all__ = ["CSS", "PAGE_LINES", "ResultViewer"]
@@ -46,11 +48,14 @@ class ResultViewer(Panel):
     (`protocol`, `provider_json`), the structured JSON (`structured`, in an Accordion) and,
     while a call runs, `pending` (`tb-pending`) with its `progress` bar (`tb-progress`).
 
-    File controls, in bars above the file text: `previous` / `next` (`tb-file-prev` /
-    `tb-file-next`), `page` (a BoundedIntText, `tb-file-page-input`; arrow keys step it),
-    `page_label` (`tb-file-page`), `line` (go to line, `tb-file-line`), `search` (`tb-file-search`)
-    with `hits` (the count) and `hit_prev` / `hit_next` (`tb-file-hit-prev` / `tb-file-hit-next`).
-    `file_box` holds them and is hidden for an inline result."""
+    The file view (`file`, `tb-file-view`) scrolls through the whole file in the browser; an
+    inline result's text is shown in it the same way, with why it has no file. Its controls, in
+    bars above it: `previous` / `next` (`tb-file-prev` / `tb-file-next`) and `page` (a
+    BoundedIntText, `tb-file-page-input`; arrow keys step it) move by pages of `PAGE_LINES`;
+    `page_label` (`tb-file-page`) follows what is in view; `line` (go to line, `tb-file-line`)
+    scrolls to a line and marks it (`tb-file-mark`); `search` (`tb-file-search`) with `hits` (the
+    count) and `hit_prev` / `hit_next` (`tb-file-hit-prev` / `tb-file-hit-next`) scroll to each
+    hit. `file_box` holds them; it is hidden when there is no result or its file cannot be read."""
 
     css_class = "tb-result"
 
@@ -79,10 +84,9 @@ class ResultViewer(Panel):
                                  "tb-file-hit-prev")
         self.hit_next = _classed(w.Button(description="▼ hit", tooltip="next hit", layout=_px(64)),
                                  "tb-file-hit-next")
-        self.file = _classed(w.HTML(""), "tb-result-file")
+        self.file = _classed(_classed(FileView(), "tb-result-file"), "tb-file-view")
         self.file_box = w.VBox([bar([self.previous, self.page, self.next, self.page_label, self.line]),
-                                bar([self.search, self.hit_prev, self.hit_next, self.hits]),
-                                scroll([self.file], size="tb-tall")])
+                                bar([self.search, self.hit_prev, self.hit_next, self.hits]), self.file])
         self.attachments = w.VBox([])
         self.protocol = w.Dropdown(options=names(), value=names()[0], description="provider",
                                    layout=_px(260))
@@ -97,7 +101,7 @@ class ResultViewer(Panel):
         columns = w.HBox([_column([w.HTML("<b>What the model reads</b>"), self.preview_note, scroll([self.content])]),
                           _column([w.HTML("<b>The <code>tool-results/</code> file</b>"), self.file_info,
                                    self.file_box])], layout=w.Layout(flex_flow="row wrap"))
-        self._text: fv.FileText | None = None
+        self._text: fv.FileText | None = None  # the file's lines, or an inline result's
         self._loaded: tuple[Path, int, int] | None = None  # (file, size, mtime) of `_text`
         self._folded: str | None = None
         self._preview: fv.PreviewEnd | None = None
@@ -117,7 +121,8 @@ class ResultViewer(Panel):
         self.on_state("progress", self.show_pending)
         self.on_click(self.previous, lambda: self.go_to_page(self.page.value - 1))
         self.on_click(self.next, lambda: self.go_to_page(self.page.value + 1))
-        self.on_change(self.page, lambda _v: None if self._syncing else self._draw_file())
+        self.on_change(self.page, lambda _v: None if self._syncing else self._draw_file(self._page_start()))
+        self.on_change(self.file, lambda _v: self._follow_scroll(), name="top_row")
         self.on_change(self.line, self.go_to_line)
         self.on_change(self.search, self.find)
         self.on_click(self.hit_next, lambda: self.step_hit(1))
@@ -134,7 +139,7 @@ class ResultViewer(Panel):
             return
         total = len(self._text.lines)
         self._marked = min(max(line, 1), total) if line > 0 and total else None
-        self._show(fv.page_of_line(self._marked) if self._marked else self.page.value)
+        self._show(self._marked)
 
     def find(self, query: str) -> None:
         if self._syncing or self._text is None:
@@ -143,13 +148,13 @@ class ResultViewer(Panel):
             self._folded = fv.fold(self._text.lines)  # once per file: later searches reuse it
         self._found = fv.search_in(self._folded or "", query)
         self._hit = 0 if self._found.lines else None
-        self._show(fv.page_of_line(self._found.lines[0]) if self._found.lines else self.page.value)
+        self._show(self._found.lines[0] if self._found.lines else None)
 
     def step_hit(self, step: int) -> None:
         if self._hit is None:
             return
         self._hit = (self._hit + step) % len(self._found.lines)
-        self._show(fv.page_of_line(self._found.lines[self._hit]))
+        self._show(self._found.lines[self._hit])
 
     # views --------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -167,7 +172,7 @@ class ResultViewer(Panel):
         finally:
             self._syncing = False
         self._found, self._hit, self._marked = fv.Hits(), None, None
-        self._draw_file()
+        self._draw_file(1)
         self._draw_attachments(result)
 
     def show_pending(self) -> None:
@@ -194,12 +199,14 @@ class ResultViewer(Panel):
         self.progress_label.value = html.escape(" · ".join(p for p in (progress.message or "", amount) if p))
 
     def _load_file(self, result: ToolResult | None) -> None:
-        """Read the result's file once (again only when it changed on disk)."""
+        """Read the result's file once (again only when it changed on disk); an inline result's
+        text is shown in the file view instead, with why it has no file."""
         path = _file_path(self.state.record)
         self._preview = None
         if path is None:
-            self._text, self._loaded, self._folded = None, None, None
-            self.file_info.value = _muted("inline result: no <code>tool-results/</code> file")
+            self._loaded, self._folded = None, None
+            self._text = fv.FileText(fv.split_lines(result.content), len(result.content)) if result else None
+            self.file_info.value = _inline_note(self.state.record, self.state.bench.profile)
             return
         root = self.state.bench.workspace
         full = root / path
@@ -221,26 +228,59 @@ class ResultViewer(Panel):
                                 + _muted(f"{text.size:,} bytes · {len(text.lines):,} lines{cut}"))
         self._preview = fv.preview_end(result.content, text.lines) if result is not None else None
 
-    def _show(self, number: int) -> None:
-        """Go to page `number`; draw it even when it is the page on show already."""
-        number = min(max(number, 1), self.page.max)
-        if number == self.page.value:
-            self._draw_file()
-        else:
-            self.page.value = number  # redraws through the page box's observer
+    def _page_start(self) -> tuple[int, str]:
+        return fv.page_of(len(self._text.lines) if self._text else 0, self.page.value).first, "start"
 
-    def _draw_file(self) -> None:
+    def _show(self, line: int | None) -> None:
+        """Scroll to `line` (mark or hit) on its page; None redraws where the view is."""
+        if line is None:
+            self._draw_file()
+            return
+        self._syncing = True
+        try:  # the page follows the line; the line, not the page's top, is scrolled to
+            self.page.value = min(max(fv.page_of_line(line), 1), self.page.max)
+        finally:
+            self._syncing = False
+        self._draw_file((line, "center"))
+
+    def _follow_scroll(self) -> None:
+        """The person scrolled: the page label follows the rows in view (the view stays put)."""
+        if self._text is None or not self._text.lines:
+            return
+        top = self.file.rows.line_of(self.file.top_row)
+        bottom = top + max(self.file.shown, 1) - 1
+        page = fv.page_of(len(self._text.lines), self.page.value)
+        if page.last < top or page.first > bottom:  # the page on show is out of view: show where the person is
+            self._syncing = True
+            try:
+                self.page.value = fv.page_of_line(top)
+            finally:
+                self._syncing = False
+            self._draw_labels(fv.page_of(len(self._text.lines), self.page.value))
+
+    @property
+    def file_html(self) -> str:
+        """The rows of the page on show, as the file view draws them (for reading in Python)."""
+        text = self.file.rows.lines
+        return self.file.rows.page_html(fv.page_of(len(text), self.page.value)) if text else ""
+
+    def _draw_file(self, scroll_to: tuple[int, str] | int | None = None) -> None:
         text = self._text
         self.file_box.layout.display = "" if text is not None else "none"
-        self.preview_note.value = _preview_note(self._preview, text) if text is not None else ""
+        self.preview_note.value = _preview_note(self._preview, text) if self._loaded and text is not None else ""
         if text is None:
-            self.file.value = ""
+            self.file.show(fv.Rows())
             return
-        page = fv.page_of(len(text.lines), self.page.value)
         current = self._found.lines[self._hit] if self._hit is not None else None
-        self.file.value = fv.render_page(text.lines, page, query=self.search.value,
-                                         hits=frozenset(self._found.lines), current=current,
-                                         marked=self._marked, preview=self._preview)
+        self.file.show(fv.Rows(text.lines, self._preview, self.search.value, frozenset(self._found.lines), current,
+                               self._marked))
+        if isinstance(scroll_to, int):
+            self.file.scroll_to(scroll_to, align="start")
+        elif scroll_to is not None:
+            self.file.scroll_to(scroll_to[0], align=scroll_to[1])
+        self._draw_labels(fv.page_of(len(text.lines), self.page.value))
+
+    def _draw_labels(self, page: fv.Page) -> None:
         self.page_label.value = fv.page_label(page)
         self.hits.value = fv.hits_label(self._found, self._hit) if self.search.value else ""
         closed = self.state.closed
@@ -322,6 +362,24 @@ def _file_path(record: CallRecord | None) -> str | None:
         return None
     parts = PurePosixPath(path).parts
     return path if parts[:1] == ("tool-results",) and ".." not in parts else None
+
+
+def _inline_note(record: CallRecord | None, profile: Any) -> str:
+    """Why a result has no `tool-results/` file, said where the file would be shown."""
+    if record is None:
+        return ""
+    size, settings = len(record.result.content), profile.tools
+    limit = settings.external_result_inline_char_limit
+    if (record.result.tool_id or "").startswith("builtin:") and not settings.project_builtin_results:
+        why = (f"a builtin tool's result is never written to a file, as upstream: the model reads all {size:,} "
+               f"characters (the inline limit of {limit:,} is for MCP and extension tools; the profile's "
+               "<code>projectBuiltinResults</code> moves long builtin results to files too)")
+    elif size <= limit:
+        why = f"{size:,} characters, within the inline limit of {limit:,}: the model reads all of it"
+    else:
+        why = f"{size:,} characters, kept inline: the call was refused before it ran, or the bench was closed"
+    return _muted(f"inline result, no <code>tool-results/</code> file: {why}. Its text is shown here to page "
+                  "and search.")
 
 
 def _preview_note(preview: fv.PreviewEnd | None, text: fv.FileText) -> str:
