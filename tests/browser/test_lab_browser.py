@@ -234,6 +234,20 @@ def _failed(page: Any, folder: Path, name: str) -> None:
     print("\n".join(page.console_log[-40:]))
 
 
+def _in_view(page: Any, marked: str) -> float:
+    """Wait until the row `marked` is inside the file view's visible area (its box, not the page
+    number); the time it took, in seconds."""
+    started = time.monotonic()
+    page.wait_for_function("""(selector) => {
+        const row = document.querySelector(selector);
+        const box = row && row.closest('.tb-fv-scroll');
+        if (!row || !box) return false;
+        const r = row.getBoundingClientRect(), b = box.getBoundingClientRect();
+        return r.height > 0 && r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
+    }""", arg=marked, timeout=STEP_MS)
+    return time.monotonic() - started
+
+
 def _pick(page: Any, call_name: str) -> None:
     """Pick a tool by clicking it in the tool list."""
     page.locator(".tb-tool-list .tb-tool-item", has_text=re.compile(f"^{re.escape(call_name)}$")).first.click()
@@ -261,9 +275,15 @@ def test_the_quickstart_pages_and_searches_a_long_result(browser: Any, lab: str,
         expect(content).to_contain_text("too large to include in full (75999 characters)")
         file_view = page.locator(".tb-result-file").first
         label = page.locator(".tb-file-page").first
-        expect(file_view).to_contain_text("line 00200: the quick brown fox jumps")
+        expect(file_view).to_contain_text("line 00001: the quick brown fox jumps")
         expect(label).to_contain_text("page 1 of 10")
-        expect(page.locator(".tb-result .tb-preview-end").first).to_be_visible()
+        # The box scrolls by the wheel, as any file view does: the rows past the first screen are
+        # drawn, the preview's end (after line 79) is marked.
+        page.locator(".tb-result .tb-fv-scroll").first.hover()
+        page.mouse.wheel(0, 70 * 18)
+        _in_view(page, ".tb-result .tb-preview-end")
+        page.mouse.wheel(0, 130 * 18)
+        expect(file_view).to_contain_text("line 00200: the quick brown fox jumps")
 
         page.locator(".tb-file-next").first.click()  # the step that used to be covered
         expect(file_view).to_contain_text("line 00201:")
@@ -278,6 +298,7 @@ def test_the_quickstart_pages_and_searches_a_long_result(browser: Any, lab: str,
         go.press("Enter")
         expect(label).to_contain_text("page 8 of 10")
         expect(page.locator(".tb-result .tb-line-mark").first).to_contain_text("line 01500")
+        _in_view(page, ".tb-result .tb-file-mark")  # scrolled to, not only on the page
 
         search = page.locator(".tb-file-search input").first
         search.fill("line 01999")
@@ -285,6 +306,7 @@ def test_the_quickstart_pages_and_searches_a_long_result(browser: Any, lab: str,
         expect(page.locator(".tb-result").first).to_contain_text("1 of 1 hit")
         expect(label).to_contain_text("page 10 of 10")
         expect(file_view.locator("mark").first).to_contain_text("line 01999")
+        _in_view(page, ".tb-result .tb-hit-current")
         search.fill("")
         search.press("Enter")
 

@@ -171,3 +171,41 @@ def test_an_error_inside_a_running_loop_is_shown(bench: Workbench) -> None:
 
     asyncio.run(scenario())
     assert panel.error_code == "mcp.server_exists" and panel.status.value == ""
+
+
+def test_a_server_added_in_the_panel_is_callable_at_once(bench: Workbench) -> None:
+    """Adding is a person's act in the app: the new server's tools join the profile and a new
+    snapshot is frozen with them; the card counts what the snapshot holds, not what the server lists."""
+    state = WorkbenchState(bench, bench.invocation("chat", id="inv_x"))
+    panel = McpPanel(state)
+    panel.config.value = json.dumps(stdio("bad_tools"))
+    panel.name.value = "bad"
+    panel.add_button.click()
+    info = bench.mcp.info("bad")
+    offered = [t for t in info.tools if t.offered]
+    assert offered and state.invocation.id != "inv_x" and "`bad` offered" in state.notice
+    call_names = state.invocation.snapshot.call_names
+    assert {t.tool_id for t in offered} <= set(call_names.values())
+    card = panel.server_list.children[0].children[0].value
+    assert f"{len(info.tools)} tools, {len(offered)} in the snapshot" in card
+    name = next(n for n, t in call_names.items() if t == offered[0].tool_id)
+    assert state.call(name, {}).error_code != "model.unknown_tool_call"
+
+
+def test_the_offer_box_edits_the_profile_and_the_snapshot(bench: Workbench) -> None:
+    state, panel = panel_with_demo(bench)
+    card = lambda: panel.server_list.children[0].children[0].value  # noqa: E731
+    assert "8 tools, 1 in the snapshot" in card()  # only echo was enabled: the others are listed, not offered
+    offer = {str(t.tool_id): c for t, c in zip(bench.mcp.info("demo").tools, _offer_boxes(panel), strict=True)}
+    assert offer["mcp/demo:echo"].value and not offer["mcp/demo:weather"].value
+    offer["mcp/demo:weather"].value = True
+    assert "mcp/demo:weather" in bench.profile.tools.allow and state.invocation.id != "inv_x"
+    assert "8 tools, 2 in the snapshot" in card()
+    assert state.invocation.snapshot.binding_for("mcp__demo__weather") is not None
+    _offer_boxes(panel)[[str(t.tool_id) for t in bench.mcp.info("demo").tools].index("mcp/demo:echo")].value = False
+    assert "mcp/demo:echo" not in bench.profile.tools.allow
+    assert state.invocation.snapshot.binding_for("mcp__demo__echo") is None and "1 in the snapshot" in card()
+
+
+def _offer_boxes(panel: McpPanel) -> list[object]:
+    return [c for c in panel.tools_grid.children if "tb-mcp-offer" in c._dom_classes]

@@ -27,6 +27,7 @@ from .. import (
     Profile,
     ToolbenchError,
     ToolError,
+    ToolId,
     ToolResult,
     Workbench,
 )
@@ -162,12 +163,31 @@ class WorkbenchState:
         return [self.invocation, *self.previous]
 
     # acting -------------------------------------------------------------------------------
-    def set_profile(self, profile: Profile) -> None:
+    def set_profile(self, profile: Profile, *, why: str = "") -> None:
         """Make `profile` the bench's profile, then freeze a new snapshot from it."""
         self.bench.profile = profile
         self._emit("profile")
-        self.new_invocation(self.invocation.snapshot.scene,
-                            why=f"profile `{profile.name}` applied")
+        self.new_invocation(self.invocation.snapshot.scene, why=why or f"profile `{profile.name}` applied")
+
+    def offer(self, tool_ids: list[ToolId], *, why: str) -> None:
+        """Add `tool_ids` to the profile's allow list (off the deny list) and freeze a new snapshot,
+        so a server added in the app is callable at once; nothing to add, nothing changes."""
+        tools = self.bench.profile.tools
+        new = [str(t) for t in tool_ids if str(t) not in tools.allow or str(t) in tools.deny]
+        if new:
+            ids = set(new)
+            self.set_profile(self.bench.profile.edit(allow=list(dict.fromkeys([*tools.allow, *new])),
+                                                     deny=[d for d in tools.deny if d not in ids]), why=why)
+
+    def withdraw(self, tool_id: ToolId) -> None:
+        """Take `tool_id` off the profile's allow list and freeze a new snapshot."""
+        text = str(tool_id)
+        self.set_profile(self.bench.profile.edit(allow=[a for a in self.bench.profile.tools.allow if a != text]),
+                         why=f"`{text}` no longer offered")
+
+    def in_snapshot(self, tool_id: ToolId | None) -> bool:
+        """Whether the current invocation's snapshot offers `tool_id` (what the model sees now)."""
+        return tool_id is not None and any(b.tool_id == tool_id for b in self.invocation.snapshot.bindings)
 
     def new_invocation(self, scene: str = "chat", *, why: str = "") -> None:
         """Freeze a new snapshot; the current invocation (and its history) moves to `previous`."""

@@ -24,8 +24,11 @@ CSS = """
 .tb-bar { flex-shrink: 0 !important; flex-wrap: wrap; gap: 4px; align-items: center; }
 .tb-app .widget-box > * { flex-shrink: 0; }
 .tb-app .widget-box > .tb-scroll { flex-shrink: 1; }
-/* JupyterLab breaks output <pre> text anywhere (word-break: break-all): ours wraps between words. */
-.tb-pre { white-space: pre-wrap; overflow-wrap: break-word; word-break: normal !important; margin: 0;
+/* JupyterLab breaks output <pre> text anywhere (word-break: break-all): ours wraps between words, and
+   inside a token longer than the column (`anywhere`, unlike `break-word`, also lowers the block's
+   min-content width, so a grid or flex column never grows to fit one). */
+.tb-app .widget-html, .tb-app .widget-html-content { min-width: 0; max-width: 100%; }
+.tb-pre { white-space: pre-wrap; overflow-wrap: anywhere; word-break: normal !important; margin: 0; min-width: 0;
   font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); line-height: 1.35; }
 .tb-muted { color: var(--jp-ui-font-color2); font-size: var(--jp-ui-font-size0); }
 .tb-error-line { color: var(--jp-error-color1); border-left: 4px solid var(--jp-error-color1); padding: 2px 8px; }

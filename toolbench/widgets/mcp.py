@@ -168,6 +168,7 @@ class McpPanel(Panel):
                        name="selected_index")
         self.on_state("mcp", self.refresh)
         self.on_state("result", self.refresh)  # a call adds trace messages
+        self.on_state("invocation", partial(self.refresh, True))  # what is in the snapshot changed
 
     # views --------------------------------------------------------------------------------
     def refresh(self, force: bool = False) -> None:
@@ -198,7 +199,8 @@ class McpPanel(Panel):
         facts = [info.transport, f"pid {info.pid}" if info.pid else "",
                  " ".join(str(info.server_info.get(k) or "") for k in ("name", "version")).strip()
                  if info.server_info else "",
-                 f"{len(info.tools)} tools, {sum(t.offered for t in info.tools)} offered"]
+                 f"{len(info.tools)} tools, {sum(self._in_snapshot(t) for t in info.tools)} "
+                 "in the snapshot"]
         head = (f"<span class='tb-title'>{html.escape(info.name)}</span> {state_badge(info.state)} "
                 + muted(html.escape(" · ".join(f for f in facts if f))))
         lines = [w.HTML(head)]
@@ -263,17 +265,36 @@ class McpPanel(Panel):
             self.tools_view.value = muted("no server selected" if info is None else "this server lists no tools")
             self.tools_grid.children = []
             return
-        self.tools_view.value = muted("a permission applies to calls from now on; <code>off</code> changes "
-                                      "what is offered from the next invocation")
-        cells: list[w.Widget] = [w.HTML(f"<b>{h}</b>") for h in ("tool", "ToolId", "permission", "offered",
-                                                                 "problem")]
+        self.tools_view.value = muted(
+            f"<i>offer</i> adds a tool to the profile and freezes a new snapshot; a permission applies to calls "
+            f"from now on, <code>off</code> from the next invocation. In the snapshot: what <code>"
+            f"{html.escape(self.state.invocation.id)}</code> shows the model")
+        cells: list[w.Widget] = [w.HTML(f"<b>{h}</b>") for h in ("tool", "ToolId", "permission", "offer",
+                                                                 "in the snapshot", "problem")]
         for tool in info.tools:
             cells += [w.HTML(html.escape(tool.title or tool.name or "")),
                       w.HTML(f"<code>{html.escape(str(tool.tool_id or '—'))}</code>"),
                       self._permission(tool),
-                      w.HTML("yes" if tool.offered else muted("no")),
+                      self._offer(tool),
+                      w.HTML("yes" if self._in_snapshot(tool) else muted("no")),
                       w.HTML(html.escape(" ".join(p for p in (tool.problem_code, tool.problem) if p)))]
         self.tools_grid.children = cells
+
+    def _in_snapshot(self, tool: McpToolInfo) -> bool:
+        """Listed and in the current snapshot (a record with a problem, e.g. a duplicate name, is not)."""
+        return tool.problem_code is None and self.state.in_snapshot(tool.tool_id)
+
+    def _offer(self, tool: McpToolInfo) -> w.Widget:
+        """The tool in the profile's allow list, as a checkbox (ticking it freezes a new snapshot)."""
+        if tool.tool_id is None:
+            return w.HTML(muted("—"))
+        tool_id = tool.tool_id
+        control = w.Checkbox(value=tool_id in self.state.bench.profile.tools.active(), indent=False,
+                             disabled=self.state.closed, layout=w.Layout(width="auto"))
+        control.add_class("tb-mcp-offer")
+        self.on_change(control, lambda on: self.state.offer([tool_id], why=f"`{tool_id}` offered") if on
+                       else self.state.withdraw(tool_id))
+        return control
 
     def _permission(self, tool: McpToolInfo) -> w.Widget:
         if tool.tool_id is None:
@@ -324,8 +345,12 @@ class McpPanel(Panel):
                   partial(mcp.aload_config, config), self._added)
 
     def _added(self, added: list[McpServerInfo]) -> None:
+        """A server added here is for calling now (as in MCP Inspector): its offered tools join the
+        profile's allow list and a new snapshot is frozen with them."""
         self.config.value = self.name.value = ""
         if added:
+            tools = [t.tool_id for info in added for t in info.tools if t.offered and t.tool_id is not None]
+            self.state.offer(tools, why=f"the tools of {', '.join(f'`{i.name}`' for i in added)} offered")
             self.server.value = added[0].name
 
     def _sign_in(self, name: str) -> None:
