@@ -230,3 +230,34 @@ def test_cancel_ends_a_running_call_and_its_result_says_the_outcome_is_unknown(b
     assert record.result.error_code == "tool.cancelled" and "outcome is unknown" in record.result.content
     assert state.record is record and console.cancel.disabled and not console.call_button.disabled
     assert not state.invocation.call("dice_roll", {"formula": "d6"}).is_error  # the invocation goes on
+
+
+# the examples a person starts from ------------------------------------------------------------
+def test_each_builtin_example_is_valid_and_fires_as_it_is(tmp_path):
+    """A tool's own example (people only) validates against its schema and is not refused as sent;
+    the form and the raw box start from it; the snapshot never carries it."""
+    import jsonschema_rs
+
+    from toolbench import Profile, Workbench
+    from toolbench.widgets import WorkbenchApp
+
+    bench = Workbench(tmp_path / "ws")
+    builtins = [d for d in bench.catalog() if d.example is not None]
+    assert {str(d.id) for d in builtins} >= {"builtin:dice.roll", "builtin:workspace.read_file",
+                                           "builtin:workspace.search_files", "builtin:workspace.shell"}
+    bench.close()
+    allow = [str(d.id) for d in builtins]
+    with Workbench(profile=Profile.default().edit(allow=allow)) as bench:
+        app = WorkbenchApp(bench)
+        order = ["workspace_write_file", "workspace_apply_patch", "workspace_delete"]  # the file's life
+        bindings = sorted(app.state.invocation.snapshot.bindings,
+                          key=lambda b: order.index(b.call_name) if b.call_name in order else -1)
+        for binding in bindings:
+            example = binding.descriptor.example
+            jsonschema_rs.validate(binding.descriptor.input_schema, example)
+            app.console.call_name.value = binding.call_name
+            assert json.loads(app.console.arguments.value) == example, binding.call_name
+            assert app.console.form.value() == example, binding.call_name
+            result = app.state.invocation.call(binding.call_name, example)
+            assert result.error_code is None, (binding.call_name, result.content)
+            assert "example" not in binding.descriptor.model_dump(mode="json")

@@ -45,6 +45,9 @@ class ToolDescriptor(Frozen):
     # idempotentHint, openWorldHint, ...), which are not trusted: `read_only` stays the runtime's.
     annotations: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
+    # Arguments a person can fire as they are (the app's console starts from them): for people
+    # only, never rendered or recorded in a snapshot. None: the app builds one from the schema.
+    example: dict[str, Any] | None = Field(default=None, exclude=True)
 
     @property
     def kind(self) -> ToolKind:

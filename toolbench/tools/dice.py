@@ -43,6 +43,7 @@ DESCRIPTOR = ToolDescriptor(
         "additionalProperties": False,
     },
     read_only=True,
+    example={"formula": "2d6"},
 )
 
 

@@ -52,6 +52,7 @@ DESCRIPTOR = ToolDescriptor(
         "required": ["action"],
         "additionalProperties": False,
     },
+    example={"action": "list"},
 )
 
 

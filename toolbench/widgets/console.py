@@ -116,7 +116,8 @@ class CallConsole(Panel):
         if name == self._tool and not force:
             return
         binding = self.state.invocation.snapshot.binding_for(name)
-        self.form = SchemaForm(binding.descriptor.input_schema if binding else None)
+        self.form = (SchemaForm(None) if binding is None else  # the form starts where the raw box does
+                     SchemaForm(binding.descriptor.input_schema, initial=binding.descriptor.example))
         self.form_box.children = [self.form.widget]
         if binding is None:
             self.description.value = (f"<span class='tb-muted'>no tool is named <code>{html.escape(name)}</code> in "
@@ -132,8 +133,9 @@ class CallConsole(Panel):
 
     def _reset_example(self) -> None:
         binding = self.state.invocation.snapshot.binding_for(self.call_name.value or "")
-        schema = binding.descriptor.input_schema if binding else None
-        self.arguments.set_text(json.dumps(example_arguments(schema or {}), ensure_ascii=False))
+        example = None if binding is None else (binding.descriptor.example  # the tool's own, when it has one
+                                                or example_arguments(binding.descriptor.input_schema))
+        self.arguments.set_text(json.dumps(example or {}, ensure_ascii=False))
 
     def _show_hint(self) -> None:
         problem = json_problem(self.arguments.value)

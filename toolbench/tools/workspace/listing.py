@@ -67,6 +67,7 @@ GLOB_DESCRIPTOR = ToolDescriptor(
         "additionalProperties": False,
     },
     read_only=True,
+    example={"pattern": "**/*.md"},
 )
 
 

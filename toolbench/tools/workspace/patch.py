@@ -54,6 +54,7 @@ DESCRIPTOR = ToolDescriptor(
         "required": ["path", "old_string", "new_string"],
         "additionalProperties": False,
     },
+    example={"path": "work/example.txt", "old_string": "hello", "new_string": "hello again"},
 )
 
 

@@ -81,6 +81,7 @@ DESCRIPTOR = ToolDescriptor(
         "additionalProperties": False,
     },
     read_only=True,
+    example={"path": "work/notes.md"},
 )
 
 

@@ -70,6 +70,7 @@ DESCRIPTOR = ToolDescriptor(
         "additionalProperties": False,
     },
     read_only=True,
+    example={"query": "dragon"},
 )
 
 

@@ -145,6 +145,7 @@ DESCRIPTOR = ToolDescriptor(
     id=ToolId.builtin("workspace.shell"),
     description=SHELL_DESCRIPTION,
     input_schema=SHELL_INPUT_SCHEMA,
+    example={"command": "ls -la"},
 )
 
 

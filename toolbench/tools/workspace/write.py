@@ -34,6 +34,7 @@ WRITE_DESCRIPTOR = ToolDescriptor(
         "required": ["path", "content"],
         "additionalProperties": False,
     },
+    example={"path": "work/example.txt", "content": "hello\n"},
 )
 
 DELETE_DESCRIPTOR = ToolDescriptor(
@@ -51,6 +52,7 @@ DELETE_DESCRIPTOR = ToolDescriptor(
         "required": ["path"],
         "additionalProperties": False,
     },
+    example={"path": "work/example.txt"},
 )
 
 
