@@ -75,6 +75,14 @@ bench.set_permission("extension/demo:weather", "ask")
 bench.mcp.add("demo", server=build_server())
 bench.enable("mcp/demo:echo")
 bench.mcp.add("everything", command=[EVERYTHING], timeout=60)  # the reference server, for resources and prompts
+
+async def nap(seconds: float = 30.0) -> str:
+    """Sleep, then answer (a call to cancel)."""
+    await asyncio.sleep(seconds)
+    return "woke up"
+
+bench.enable(bench.register_tool("clock", nap, name="nap"))
+(bench.workspace / "work" / "big.txt").write_text("".join(f"row {i:04d} of a big builtin read\\n" for i in range(1, 3001)))
 chat_model = ScriptedModel([[("dice_roll", {"formula": "2d6"})], "You rolled 2d6 from the chat."])
 
 class SlowStream:  # streams some text and half a call as Chat Completions chunks, then waits (stop ends it)
@@ -248,6 +256,25 @@ def _in_view(page: Any, marked: str) -> float:
     return time.monotonic() - started
 
 
+def _overflowing(page: Any, root: str) -> list[str]:
+    """The text blocks under `root` wider than the column they stand in (a long unbroken token
+    pushing past its box, its end hidden), as "<class>: <width> in <width>"; [] when none."""
+    return list(page.evaluate("""(root) => {
+        const out = [];
+        for (const top of document.querySelectorAll(root)) {
+            for (const pre of top.querySelectorAll('pre, .tb-pre')) {
+                const box = pre.getBoundingClientRect();
+                if (box.width === 0) continue;  // not on show
+                const column = pre.closest('.tb-scroll') || pre.parentElement;
+                const outer = column.parentElement.getBoundingClientRect();
+                if (pre.scrollWidth > pre.clientWidth + 1 || box.right > outer.right + 1)
+                    out.push(`${pre.className}: ${Math.round(pre.scrollWidth)} in ${Math.round(outer.width)}`);
+            }
+        }
+        return out;
+    }""", root))
+
+
 def _pick(page: Any, call_name: str) -> None:
     """Pick a tool by clicking it in the tool list."""
     page.locator(".tb-tool-list .tb-tool-item", has_text=re.compile(f"^{re.escape(call_name)}$")).first.click()
@@ -336,6 +363,7 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
     from playwright.sync_api import expect
 
     page = _open(browser, lab, "app-check.ipynb", 1440)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab)
     try:
         _run_cell(page, 0)
         page.locator(".tb-app").first.wait_for(state="visible", timeout=KERNEL_S * 1000)
@@ -373,8 +401,72 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         page.locator(".tb-history-copy").first.click()
         copied = page.locator(".tb-copy-text textarea").first
         expect(copied).to_have_value(re.compile(r'^inv\.call\("create_issue", '))
+        # The page wrote the clipboard within the click; the box shows the same text.
+        expect(page.locator(".tb-copy-hint").first).to_contain_text("copied to your clipboard")
+        assert page.evaluate("navigator.clipboard.readText()") == copied.input_value()
         page.locator(".tb-history-copy-json").first.click()
         expect(copied).to_have_value(re.compile(r'"call_name": "create_issue"'))
+        assert '"call_name": "create_issue"' in page.evaluate("navigator.clipboard.readText()")
+
+        # A long unbroken token wraps inside its column: the result, its provider JSON, the history detail.
+        token = "W" * 300
+        _pick(page, "mcp__demo__echo")
+        _fire_raw(page, json.dumps({"text": token}))
+        expect(content).to_contain_text(token)
+        assert _overflowing(page, ".tb-result") == []
+        rows.nth(0).click()
+        expect(page.locator(".tb-history-detail").first).to_contain_text(token)
+        assert _overflowing(page, ".tb-history-detail") == []
+        _shot(page, shots / "app-long-token-1440.png")
+
+        # Pick, then type at once: the pick's late example never overwrites the typing; Ctrl+Enter calls.
+        page.locator(".tb-console .tb-mode button", has_text="raw").first.click()
+        box = page.locator(".tb-arguments textarea").first
+        _pick(page, "weather")
+        _pick(page, "dice_roll")
+        box.fill('{"formula": "3d6+4"}')
+        box.press("Control+Enter")
+        expect(content).to_contain_text("Rolled 3d6+4")
+        page.wait_for_timeout(1000)  # what a late example would need to arrive
+        expect(box).to_have_value('{"formula": "3d6+4"}')
+        _pick(page, "weather")
+        expect(box).to_have_value(re.compile(r'"city"'))  # the new tool's example, not dice's text
+
+        # A slow call fired by hand is cancelled: its result says the outcome is unknown.
+        _pick(page, "nap")
+        _fire_raw(page, "{}")
+        expect(page.locator(".tb-pending").first).to_contain_text("calling")
+        cancel = page.locator(".tb-call-cancel").first
+        expect(cancel).to_be_enabled()
+        cancel.click()
+        expect(page.locator(".tb-result .tb-result-error").first).to_contain_text("tool.cancelled")
+        expect(content).to_contain_text("outcome is unknown")
+        expect(cancel).to_be_disabled()
+
+        # A big builtin result is inline: the file column says why, and pages and searches its text.
+        _pick(page, "workspace_read_file")
+        _fire_raw(page, '{"path": "work/big.txt"}')
+        expect(result).to_contain_text("a builtin tool's result is never written to a file")
+        search = page.locator(".tb-file-search input").first
+        search.fill("row 1500 of")
+        search.press("Enter")
+        expect(result).to_contain_text("1 of 1 hit")
+        _in_view(page, ".tb-result .tb-hit-current")
+        search.fill("")
+        search.press("Enter")
+
+        # A 200,000-line result: go to a line far down, scrolled into view.
+        _pick(page, "long_report")
+        _fire_raw(page, '{"lines": 200000}')
+        expect(content).to_contain_text("too large to include in full")
+        go = page.locator(".tb-file-line input").first
+        go.fill("150000")
+        started = time.monotonic()
+        go.press("Enter")
+        expect(result.locator(".tb-line-mark").first).to_contain_text("line 150000")
+        _in_view(page, ".tb-result .tb-file-mark")
+        print(f"go to line 150,000 of a 200,000-line file: in view {time.monotonic() - started:.2f} s after Enter")
+        _shot(page, shots / "app-200k-lines-1440.png")
 
         # An image result, beside what each provider receives.
         _pick(page, "snap")
@@ -426,6 +518,22 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         expect(prompts.locator(".tb-mcp-prompt-messages").first).to_contain_text("What's weather in Oslo?")
         _shot(page, shots / "app-mcp-prompts-1440.png", ".tb-mcp-prompts")
         mcp.locator(".lm-TabBar-tab", has_text="tools").first.click()
+
+        # A server pasted into the MCP tab is callable at once, from the tool list.
+        mcp.get_by_text("add a server").first.click()
+        mcp.locator(".tb-mcp-name input").first.fill("added")
+        from tests.mcp.real_servers import ensure_node_servers
+
+        everything = str(ensure_node_servers() / "mcp-server-everything")
+        mcp.locator(".tb-mcp-config textarea").first.fill(json.dumps({"command": everything}))
+        mcp.locator(".tb-mcp-add").first.click()
+        expect(page.locator(".tb-tool-list").first).to_contain_text("mcp__added__get-sum", timeout=STEP_MS)
+        expect(mcp).to_contain_text(re.compile(r"\d+ tools, \d+ in the snapshot"))
+        _shot(page, shots / "app-mcp-added-1440.png", ".tb-tabs")
+        _pick(page, "mcp__added__get-sum")
+        _fire_raw(page, '{"a": 1, "b": 2}')
+        expect(content).to_contain_text("3")
+        expect(page.locator(".tb-result").first).to_contain_text("mcp/added:get-sum")
         page.locator(".tb-tabs .lm-TabBar-tab", has_text="History").first.click()
 
         # Approve one call and deny another.
@@ -473,6 +581,10 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         _fire_raw(page, '{"lines": 2000}')
         page.locator(".tb-file-next").first.click()
         expect(page.locator(".tb-file-page").first).to_contain_text("page 2 of 10")
+        go.fill("1500")
+        go.press("Enter")
+        _in_view(page, ".tb-result .tb-file-mark")
+        assert _overflowing(page, ".tb-result") == []
         _shot(page, shots / "app-1024.png")
 
         # The snapshot's provider checks and the profile grid: bounded, their columns in view.
@@ -494,7 +606,12 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Theme$")).first.click()
         page.locator(".lm-Menu-itemLabel", has_text=re.compile("^JupyterLab Dark$")).first.click()
         expect(page.locator("body[data-jp-theme-light='false']")).to_be_attached()
+        _pick(page, "dice_roll")
+        _fire_raw(page, '{"formula":')  # the error banner, in the dark theme's colours
+        expect(page.locator(".tb-result .tb-result-error").first).to_contain_text("tool.invalid_arguments")
+        assert _overflowing(page, ".tb-app") == []
         _shot(page, shots / "app-dark-1024.png")
+        _shot(page, shots / "app-dark-result-1024.png", ".tb-result")
 
         # Closing the bench greys the app out; a call is refused.
         _run_cell(page, 1)

@@ -203,24 +203,42 @@ def test_copy_buttons_show_the_text_and_keep_it(state: WorkbenchState, table: Hi
                                         "call_id": record.call_id}
 
 
+def test_a_copy_in_the_page_goes_to_the_clipboard_and_a_refusal_says_why(state: WorkbenchState,
+                                                                          table: HistoryTable) -> None:
+    assert table.copy.text == "" and table.copy.disabled  # nothing selected: nothing to copy
+    state.submit("dice_roll", {"formula": "d4"})
+    [record] = state.invocation.records
+    table.row_buttons[0].click()
+    assert table.copy.text == python_call(record) and json.loads(table.copy_json.text)["call_id"] == record.call_id
+    table.copy._from_page(table.copy, {"kind": "copied"}, [])  # what the page sends after writeText
+    assert "copied to your clipboard" in table.copy_hint.value and table.copied == python_call(record)
+    table.copy_json._from_page(table.copy_json, {"kind": "refused", "why": "Document is not focused."}, [])
+    assert "refused the clipboard (Document is not focused.)" in table.copy_hint.value
+    assert table.copy_text.value == json_call(record)  # the way to copy it by hand
+    assert table.error_code is None
+
+
 def test_export_writes_csv_and_json_with_every_row(bench: Workbench, state: WorkbenchState,
                                                    table: HistoryTable) -> None:
     state.submit("dice_roll", {"formula": "d4"})
     state.submit("dice_roll", MALFORMED)
     state.submit("weather", {"city": "Zürich, \"CH\""})
     table.export_csv.click()
-    csv_path = bench.workspace / "output" / "history-inv_x.csv"
+    csv_path = bench.workspace / ".toolbench" / "exports" / "history-inv_x.csv"
     frame = pandas.read_csv(csv_path)
     assert len(frame) == 3 and list(frame["call_name"]) == ["dice_roll", "dice_roll", "weather"]
-    assert "output/history-inv_x.csv" in table.exported_view.value
+    assert ".toolbench/exports/history-inv_x.csv" in table.exported_view.value
     [encoded] = re.findall(r"data:text/csv;base64,([A-Za-z0-9+/=]+)", table.exported_view.value)
     assert base64.b64decode(encoded) == csv_path.read_bytes()
     table.export_json.click()
-    json_path = bench.workspace / "output" / "history-inv_x.json"
+    json_path = bench.workspace / ".toolbench" / "exports" / "history-inv_x.json"
     assert len(pandas.read_json(json_path)) == 3
     assert json.loads(json_path.read_text(encoding="utf-8"))[1]["arguments"] == MALFORMED
     assert 'download="history-inv_x.json"' in table.exported_view.value
-    assert table.exported == ["output/history-inv_x.csv", "output/history-inv_x.json"]
+    assert table.exported == [".toolbench/exports/history-inv_x.csv", ".toolbench/exports/history-inv_x.json"]
+    # Not where the model looks: its search over the whole workspace does not find the export.
+    found = state.invocation.call("workspace_search_files", {"query": "call_name"})
+    assert "exports" not in found.content and "history-inv_x" not in found.content, found.content
 
 
 def test_a_long_history_draws_the_newest_500_rows(state: WorkbenchState, table: HistoryTable) -> None:

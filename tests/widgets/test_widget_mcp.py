@@ -3,6 +3,7 @@ restart / switch / remove, and read the stderr log and the protocol trace."""
 
 from __future__ import annotations
 
+import re
 import asyncio
 import json
 import sys
@@ -205,6 +206,15 @@ def test_the_offer_box_edits_the_profile_and_the_snapshot(bench: Workbench) -> N
     _offer_boxes(panel)[[str(t.tool_id) for t in bench.mcp.info("demo").tools].index("mcp/demo:echo")].value = False
     assert "mcp/demo:echo" not in bench.profile.tools.allow
     assert state.invocation.snapshot.binding_for("mcp__demo__echo") is None and "1 in the snapshot" in card()
+
+
+def test_the_tools_table_has_one_cell_per_column_in_each_row(bench: Workbench) -> None:
+    _state, panel = panel_with_demo(bench)
+    heads = [c.value for c in panel.tools_grid.children[:6]]
+    template = panel.tools_grid.layout.grid_template_columns
+    widths = re.findall(r"minmax\([^)]*\)|\S+", template)
+    assert len(widths) == len(heads) == 6 and heads[-1] == "<b>problem</b>", (widths, heads)
+    assert len(panel.tools_grid.children) == len(heads) * (1 + len(bench.mcp.info("demo").tools))
 
 
 def _offer_boxes(panel: McpPanel) -> list[object]:

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import re
 import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolbenchError
 from ..core.ids import ToolId
 from ..core.profile import Profile
 from ..tools.chat_history import ChatHistory, load_chat
+from ..tools.workspace.runtime_files import write_runtime_file
 from ..tools.worldinfo_book import WorldInfoBook, load_worldinfo
 from .approval import Handler as ApprovalHandler
 from .demo import seed_demo_workspace
@@ -30,6 +32,8 @@ from .kernel import Kernel
 from .replay import Replay, replay
 from .sources import ToolSource
 from .store import make_folders
+
+EXPORT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 
 if TYPE_CHECKING:
     from ..mcp import McpManager
@@ -44,6 +48,10 @@ class Workbench:
 
     `Workbench()` opens a fresh demo workspace on the embedded default profile (removed again
     by `close()`); `Workbench(path)` works in that folder. `bench.workspace` is its path."""
+
+    # A person's exports: beside the runtime's own files, never where a model's tools list or
+    # search (a model reading one would take its own past calls for workspace content).
+    EXPORTS: ClassVar[str] = ".toolbench/exports"
 
     def __init__(self, workspace: str | Path | None = None, profile: Profile | str | Path | None = None,
                  *, seed: int | None = None) -> None:
@@ -231,6 +239,18 @@ class Workbench:
     def on_close(self, listener: Callable[[], None]) -> None:
         """`listener()` runs when the bench closes (a widget greys itself out)."""
         self._close_listeners.append(listener)
+
+    def export_file(self, name: str, data: bytes) -> str:
+        """Write a person's export (a history CSV, a report) as `.toolbench/exports/<name>`:
+        beside the runtime's files, never where a model's tools list or search. Replaced whole
+        (a temp file renamed over it: a link or FIFO planted there is not followed). Returns the
+        path relative to the workspace."""
+        if not EXPORT_NAME.fullmatch(name):
+            raise ToolbenchError("storage.write_failed", f"`{name}` is not a plain file name (letters, digits, "
+                                 "`.`, `_`, `-`): name the export without a folder")
+        relative = f"{self.EXPORTS}/{name}"
+        write_runtime_file(self.workspace, relative, data, durable=False)
+        return relative
 
     def flush(self) -> None:
         """Wait until every queued record file is written."""

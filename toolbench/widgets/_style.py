@@ -44,11 +44,14 @@ CSS = """
 .tb-table td:last-child { min-width: 14em; }
 .tb-selected, .tb-selected > * { background: var(--jp-layout-color3) !important;
   box-shadow: inset 3px 0 0 var(--jp-brand-color1); }
-.tb-result-error { background: var(--jp-error-color3); color: var(--jp-error-color1); padding: 4px 8px;
+/* Tints mixed from the theme's strong colours: the themes' own pale ones (-color3) stay light in the dark theme. */
+.tb-result-error { background: color-mix(in srgb, var(--jp-error-color1) 14%, transparent);
+  color: var(--jp-error-color1); padding: 4px 8px;
   font-size: var(--jp-ui-font-size2); }
 .tb-pending { color: var(--jp-warn-color1); }
 .tb-app.tb-closed { opacity: 0.75; }
-.tb-closed-banner { background: var(--jp-warn-color3); color: var(--jp-ui-font-color1); padding: 4px 8px; }
+.tb-closed-banner { background: color-mix(in srgb, var(--jp-warn-color1) 22%, transparent);
+  color: var(--jp-ui-font-color0); border-left: 4px solid var(--jp-warn-color1); padding: 4px 8px; }
 .tb-tool-list .tb-scroll { max-height: 360px; }
 .tb-tool-list .tb-tool-item { justify-content: flex-start; text-align: left; height: 26px; padding: 0 6px;
   overflow: hidden; text-overflow: ellipsis; }

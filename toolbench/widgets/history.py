@@ -12,8 +12,10 @@ import ipywidgets as w  # type: ignore[import-untyped]
 from .. import CallRecord, Invocation, ToolbenchError, Workbench
 from ._base import Panel, bar, breakable, pre, pretty, scroll
 from ._calls_text import COLUMNS, TITLES, cells, download_link, json_call, python_call, shorten
+from ._copy_button import CopyButton
 from ._state import WorkbenchState
 
+EXPORTS = Workbench.EXPORTS
 MAX_ROWS = 500  # rows drawn; the export holds them all
 MAX_TITLE = 4000  # characters of a tooltip; the detail shows the whole value
 MAX_DETAIL = 200_000  # characters of content or JSON in the detail
@@ -145,10 +147,10 @@ class HistoryTable(Panel):
                                  scroll([self.result_view], size="tb-short")])
         self.detail.add_class("tb-history-detail")
         self.rerun = self._button("re-run", "tb-history-rerun", "fire this call again in the current invocation")
-        self.copy = self._button("copy Python", "tb-history-copy", 'inv.call("name", \'<arguments>\')')
-        self.copy_json = self._button("copy JSON", "tb-history-copy-json", "call name, arguments and call id")
-        self.export_csv = self._button("export CSV", "tb-history-export-csv", "write output/history-<id>.csv")
-        self.export_json = self._button("export JSON", "tb-history-export-json", "write output/history-<id>.json")
+        self.copy = self._copy_button("copy Python", "tb-history-copy", 'inv.call("name", \'<arguments>\')')
+        self.copy_json = self._copy_button("copy JSON", "tb-history-copy-json", "call name, arguments and call id")
+        self.export_csv = self._button("export CSV", "tb-history-export-csv", f"write {EXPORTS}/history-<id>.csv")
+        self.export_json = self._button("export JSON", "tb-history-export-json", f"write {EXPORTS}/history-<id>.json")
         self.copy_hint = w.HTML("")
         self.copy_text = w.Textarea(rows=3, layout=w.Layout(width="100%", display="none"))
         self.copy_text.add_class("tb-copy-text")
@@ -176,6 +178,12 @@ class HistoryTable(Panel):
         button.add_class(css)
         return button
 
+    @staticmethod
+    def _copy_button(description: str, css: str, tooltip: str) -> CopyButton:
+        button = CopyButton(description=description, tooltip=tooltip, layout=w.Layout(width="auto"))
+        button.add_class(css)
+        return button
+
     def _wire(self) -> None:
         self.on_state("invocation", self.refresh)
         self.on_state("result", self.refresh)
@@ -184,8 +192,8 @@ class HistoryTable(Panel):
         self.on_change(self.chooser, self._chosen)
         self.on_change(self.copy_text, self._keep_copied)  # read-only: an edit is put back
         self.on_click(self.rerun, lambda: self.state.rerun(self._selected(), on_error=self.show_error))
-        self.on_click(self.copy, lambda: self._copy(python_call(self._selected())))
-        self.on_click(self.copy_json, lambda: self._copy(json_call(self._selected())))
+        for button in (self.copy, self.copy_json):
+            button.on_click(self.guard(self._copy))
         self.on_click(self.export_csv, lambda: self._export("csv"))
         self.on_click(self.export_json, lambda: self._export("json"))
 
@@ -287,6 +295,9 @@ class HistoryTable(Panel):
         if record is self._shown_record:
             return
         self._shown_record = record
+        # The page copies in the click itself: the texts are there before it.
+        self.copy.text = "" if record is None else python_call(record)
+        self.copy_json.text = "" if record is None else json_call(record)
         if record is None:
             self.request_view.value = "<div class='tb-muted'>click a row's <b>show</b> to see its call here</div>"
             self.result_view.value = ""
@@ -295,30 +306,35 @@ class HistoryTable(Panel):
             self.result_view.value = result_html(record)
 
     # acting -------------------------------------------------------------------------------
-    def _copy(self, text: str) -> None:
-        """Put `text` in the copy box: the kernel cannot reach the browser's clipboard."""
-        self.copied = text
+    def _copy(self, button: CopyButton) -> None:
+        """After a copy: the text is also shown in the copy box, the way to copy it when the
+        clipboard did not get it (a click from Python, a browser that refused)."""
+        self._selected()  # a call must be selected
+        text = self.copied = button.text
         self.copy_text.value = text
         self.copy_text.rows = min(12, text.count("\n") + 2)
         self.copy_text.layout.display = ""
-        self.copy_hint.value = ("<div class='tb-muted'>copied into the box below (the kernel cannot reach your "
-                                "clipboard): click in it, press Ctrl+A, then Ctrl+C (⌘ on a Mac)</div>")
-        self.copy_text.focus()
+        by_hand = "click in it, press Ctrl+A, then Ctrl+C (⌘ on a Mac)"
+        if button.outcome == "clipboard":
+            hint = f"copied to your clipboard ({len(text):,} characters), shown below"
+        elif button.outcome == "kernel":
+            hint = f"copied into the box below (a click from Python cannot reach a clipboard): {by_hand}"
+        else:
+            why = html.escape(button.outcome.removeprefix("refused: ")) or "no reason given"
+            hint = f"your browser refused the clipboard ({why}); the text is in the box below: {by_hand}"
+        self.copy_hint.value = f"<div class='tb-muted tb-copy-hint'>{hint}</div>"
 
     def _keep_copied(self, value: str) -> None:
         if value != self.copied:
             self.copy_text.value = self.copied
 
     def _export(self, kind: str) -> None:
-        """Write the shown invocation's DataFrame under output/, and offer it as a download."""
+        """Write the shown invocation's DataFrame under `EXPORTS`, and offer it as a download."""
         inv = self.shown
         frame = inv.to_dataframe()
         text = frame.to_csv(index=False) if kind == "csv" else frame.to_json(orient="records", indent=2)
         name = f"history-{inv.id}.{kind}"
-        path = self.state.bench.workspace / "output" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        relative = f"output/{name}"
+        relative = self.state.bench.export_file(name, text.encode("utf-8"))
         self.exported.append(relative)
         mime = "text/csv" if kind == "csv" else "application/json"
         link = download_link(text.encode("utf-8"), name, mime, "download")

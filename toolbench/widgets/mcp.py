@@ -23,6 +23,9 @@ from ._state import WorkbenchState
 T = TypeVar("T")
 TRACE_LIMIT = 50  # messages listed; the manager keeps more
 PERMISSIONS = ("on", "off", "ask")
+# The tools table: each column's head and width, one cell per column in each row.
+TOOL_COLUMNS = (("tool", "minmax(0, 1fr)"), ("ToolId", "minmax(0, 1.6fr)"), ("permission", "96px"),
+                ("offer", "48px"), ("in the snapshot", "max-content"), ("problem", "minmax(0, 1.2fr)"))
 TABS = ("tools", "resources", "prompts", "diagnostics", "stderr", "protocol", "logs")
 SIGN_IN_CODES = ("mcp.sign_in_required", "mcp.sign_in_failed")  # a card with these offers "sign in"
 SHAPES = ('paste {"mcpServers": {"name": {...}}}, {"name": {"command": ..., "args": [...]}}, '
@@ -116,7 +119,7 @@ class McpPanel(Panel):
         self.refresh_button.add_class("tb-mcp-refresh-view")
         self.tools_view = w.HTML("")
         self.tools_grid = w.GridBox([], layout=w.Layout(  # inline: the grid holds without the stylesheet
-            grid_template_columns="minmax(0, 1fr) minmax(0, 1.6fr) 80px 56px minmax(0, 1.4fr)",
+            grid_template_columns=" ".join(width for _head, width in TOOL_COLUMNS),
             grid_gap="2px 8px", align_items="center"))
         self.tools_grid.add_class("tb-mcp-tools")
         self.diagnostics_view = w.HTML("")
@@ -269,8 +272,7 @@ class McpPanel(Panel):
             f"<i>offer</i> adds a tool to the profile and freezes a new snapshot; a permission applies to calls "
             f"from now on, <code>off</code> from the next invocation. In the snapshot: what <code>"
             f"{html.escape(self.state.invocation.id)}</code> shows the model")
-        cells: list[w.Widget] = [w.HTML(f"<b>{h}</b>") for h in ("tool", "ToolId", "permission", "offer",
-                                                                 "in the snapshot", "problem")]
+        cells: list[w.Widget] = [w.HTML(f"<b>{head}</b>") for head, _width in TOOL_COLUMNS]
         for tool in info.tools:
             cells += [w.HTML(html.escape(tool.title or tool.name or "")),
                       w.HTML(f"<code>{html.escape(str(tool.tool_id or '—'))}</code>"),

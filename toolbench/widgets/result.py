@@ -27,7 +27,7 @@ KEEP_B64 = 60
 # This panel's own rules; `_style.stylesheet()` gathers them into the one stylesheet.
 CSS = """
 .tb-result .tb-line-no { color: var(--jp-ui-font-color3); user-select: none; }
-.tb-result mark { background: var(--jp-warn-color3); color: inherit; }
+.tb-result mark { background: color-mix(in srgb, var(--jp-warn-color1) 35%, transparent); color: inherit; }
 .tb-result .tb-hit-current { outline: 2px solid var(--jp-brand-color1); }
 .tb-result .tb-line-mark { background: var(--jp-brand-color3); outline: 1px solid var(--jp-brand-color1); }
 .tb-result .tb-preview-end { color: var(--jp-brand-color1); font-weight: 600; }
