@@ -82,7 +82,8 @@ async def nap(seconds: float = 30.0) -> str:
     return "woke up"
 
 bench.enable(bench.register_tool("clock", nap, name="nap"))
-(bench.workspace / "work" / "big.txt").write_text("".join(f"row {i:04d} of a big builtin read\\n" for i in range(1, 3001)))
+rows = (f"row {i:04d} of a big builtin read\\n" for i in range(1, 3001))
+(bench.workspace / "work" / "big.txt").write_text("".join(rows))
 chat_model = ScriptedModel([[("dice_roll", {"formula": "2d6"})], "You rolled 2d6 from the chat."])
 
 class SlowStream:  # streams some text and half a call as Chat Completions chunks, then waits (stop ends it)

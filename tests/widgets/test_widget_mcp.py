@@ -3,9 +3,9 @@ restart / switch / remove, and read the stderr log and the protocol trace."""
 
 from __future__ import annotations
 
-import re
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 
