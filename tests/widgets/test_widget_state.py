@@ -118,3 +118,22 @@ def test_an_error_shown_after_a_call_stays_shown(shop: Workbench) -> None:
 
     asyncio.run(scenario())
     assert "bench.closed" in console.error_view.value
+
+
+@pytest.mark.parametrize("in_a_loop", [True, False])
+def test_a_new_result_is_never_drawn_under_calling(shop: Workbench, in_a_loop: bool) -> None:
+    """The result viewer dims what it shows while a call runs: the call's own result arrives
+    after the pending state is gone, or it would be drawn dimmed under "calling ... 0.0 s"."""
+    state = WorkbenchState(shop)
+    seen: list[tuple[str | None, bool]] = []
+    state.observe("result", lambda: seen.append((state.record.call_id if state.record else None, state.busy)))
+
+    async def scenario() -> None:
+        state.submit("dice_roll", '{"formula": "d6"}')
+        await _until(lambda: not state.busy)
+
+    if in_a_loop:  # a notebook's kernel: the call is a task
+        asyncio.run(scenario())
+    else:
+        state.submit("dice_roll", '{"formula": "d6"}')
+    assert seen == [("call_0001", False)]

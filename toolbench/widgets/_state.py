@@ -225,9 +225,9 @@ class WorkbenchState:
         self._set_busy(True)
         if loop is None:
             try:
-                self.call(call_name, arguments)
+                inv.call(call_name, arguments)
             finally:
-                self._done()
+                self._finish(inv)
             return
         self._ui_loop = loop
         self._watch_progress(call_name)
@@ -236,16 +236,15 @@ class WorkbenchState:
             ticker = loop.create_task(self._tick())
             try:
                 await inv.acall(call_name, arguments)
-                self._show_last(inv)
             except asyncio.CancelledError:  # cancel_call: the call has its recorded result
-                self._show_last(inv)
+                pass
             except Exception as exc:  # shown by the panel that asked
                 if on_error is None:
                     raise
                 on_error(exc)
             finally:
                 ticker.cancel()
-                self._done()
+                self._finish(inv)
 
         task = self._call_task = loop.create_task(run())
         pending = self.pending
@@ -353,6 +352,11 @@ class WorkbenchState:
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
         self._emit("busy")
+
+    def _finish(self, inv: Invocation) -> None:
+        """A call fired here ended: not busy first, so its result is never drawn under "calling"."""
+        self._done()
+        self._show_last(inv)
 
     def _done(self) -> None:
         self.pending = self.progress = None
