@@ -14,7 +14,7 @@ import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
 from toolbench import Attachment, ToolOutput, Workbench
-from toolbench.protocols import abridge, names
+from toolbench.protocols import abridge, names, pixel_size
 from toolbench.widgets import WorkbenchState
 from toolbench.widgets import _file_view as fv
 from toolbench.widgets._state import Pending, Progress
@@ -200,6 +200,9 @@ def test_an_image_result_shows_the_image_and_what_each_provider_gets(bench: Work
     assert image.value == data and image.format == "png"
     assert image.layout.max_width == "100%" and image.layout.max_height == "320px"
     assert result.attachments[0].path in item.children[0].value
+    assert pixel_size("image/png", data) == (16, 16) and pixel_size("image/jpeg", data) is None
+    assert "16×16 px" in item.children[0].value  # its pixel size, read from its header
+    assert image.layout.width == "auto" and image.layout.align_self == "flex-start"  # never blown up
     for protocol in names():
         viewer.protocol.value = protocol
         expected = json.dumps(abridge(inv.render_result(result, protocol), 60), indent=2, ensure_ascii=False)
@@ -209,6 +212,10 @@ def test_an_image_result_shows_the_image_and_what_each_provider_gets(bench: Work
             assert re.search(r"[A-Za-z0-9+/]{60}…<\d+ chars>", shown)  # the base64, shortened for display
         else:
             assert "left out" in shown
+        # What the model reads is the provider's text: the content and its `## Attachments` list.
+        read = html.unescape(re.sub(r"<[^>]+>", "", viewer.content.value))
+        assert "a picture" in read and "## Attachments" in read and protocol in read
+        assert ("left out" in read) == (protocol == "openai")
     # a record of an earlier invocation renders through the invocation that made it
     viewer.state.new_invocation()
     viewer.state.select(inv.records[-1])

@@ -56,7 +56,7 @@ from ._api import (
 )
 from ._base import BaseProvider, TurnPart
 from ._diff import ToolListDiff, diff, golden
-from ._media import ImageLimits
+from ._media import ImageLimits, pixel_size
 from ._openai_chat import ChatCompletionsProvider
 from ._openai_responses import ResponsesProvider
 from ._plugins import notices
@@ -129,6 +129,7 @@ __all__ = [
     "golden",
     "names",
     "notices",
+    "pixel_size",
     "register",
     "render",
     "unregister",

@@ -65,6 +65,19 @@ def _base64_size(size: int) -> int:
     return 4 * ((size + 2) // 3)
 
 
+def pixel_size(mime_type: str, data: bytes) -> tuple[int, int] | None:
+    """(width, height) as the image's header declares it, as the limits below read it; None for
+    no image type, bytes of another format, or a header that gives no size."""
+    fmt = MIME_FORMATS.get(mime_type.split(";", 1)[0].strip().lower())
+    if fmt is None:
+        return None
+    try:
+        info = image_info(data, fmt)
+    except (LookupError, HeaderError):
+        return None
+    return info.width, info.height
+
+
 def refusal(item: AttachmentView, limits: ImageLimits, api: str, *, crowded: bool = False) -> str | None:
     """Why `api` would refuse the image `item` (its bytes present), or None; `crowded`: the
     request holds more than `limits.crowd` images. A MIME type that is no image: None."""

@@ -11,7 +11,7 @@ from typing import Any
 import ipywidgets as w  # type: ignore[import-untyped]
 
 from .. import AttachmentRef, CallRecord, Invocation, ToolbenchError, ToolResult, Workbench
-from ..protocols import abridge, names
+from ..protocols import abridge, decode_result, names, pixel_size
 from . import _file_view as fv
 from ._base import Panel, bar, pre, pretty, scroll
 from ._file_widget import FileView
@@ -295,16 +295,20 @@ class ResultViewer(Panel):
         self._draw_provider()
 
     def _attachment(self, ref: AttachmentRef) -> w.Widget:
-        caption = w.HTML(_muted(f"{html.escape(ref.kind)} · {html.escape(ref.mime_type)} · {ref.size:,} bytes · "
-                                f"<code>{html.escape(ref.path)}</code>"))
+        data, why = self._read(ref) if ref.kind in ("image", "audio") else (None, "")
+        size = pixel_size(ref.mime_type, data) if data is not None and ref.kind == "image" else None
+        pixels = f"{size[0]:,}×{size[1]:,} px · " if size else ""
+        caption = w.HTML(_muted(f"{html.escape(ref.kind)} · {html.escape(ref.mime_type)} · {pixels}{ref.size:,} "
+                                f"bytes · <code>{html.escape(ref.path)}</code>"))
         shown: list[w.Widget] = [caption]
         if ref.kind in ("image", "audio"):
-            data, why = self._read(ref)
             if data is None:
                 shown.append(w.HTML(f"<div class='tb-error-line'>{html.escape(why)}</div>"))
             elif ref.kind == "image":
+                # At its own size, never blown up (a 1x1 stays one pixel); a big one shrinks to fit.
                 shown.append(w.Image(value=data, format=ref.mime_type.split("/", 1)[1].split(";")[0],
-                                     layout=w.Layout(max_width="100%", max_height="320px", object_fit="contain")))
+                                     layout=w.Layout(max_width="100%", max_height="320px", object_fit="contain",
+                                                     align_self="flex-start", width="auto", height="auto")))
             else:
                 shown.append(w.Audio(value=data, format=ref.mime_type.split("/", 1)[1].split(";")[0],
                                      autoplay=False, controls=True))
@@ -324,12 +328,17 @@ class ResultViewer(Panel):
         if record is None or not record.result.attachments:
             self.provider_json.value = ""
             return
+        protocol = self.protocol.value
         try:
-            element = self._owner(record).render_result(record.result, self.protocol.value)
+            element = self._owner(record).render_result(record.result, protocol)
         except ToolbenchError as exc:  # a record the invocation cannot render: say so here
             self.provider_json.value = f"<div class='tb-error-line'><code>{exc.code}</code> {html.escape(exc.message)}"
             return
         self.provider_json.value = pre(json.dumps(abridge(element, KEEP_B64), indent=2, ensure_ascii=False))
+        # With attachments the text a model reads is the provider's: the content and its `## Attachments` list.
+        text = decode_result(protocol, element).content
+        self.content.value = (_muted(f"as <code>{html.escape(protocol)}</code> sends it (pick the provider "
+                                     "below); the attachments it takes are beside") + pre(text))
 
     def _owner(self, record: CallRecord) -> Invocation:
         """The invocation that made `record` (the current one when none of this app's did)."""
