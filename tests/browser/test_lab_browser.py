@@ -352,6 +352,7 @@ def test_the_quickstart_pages_and_searches_a_long_result(browser: Any, lab: str,
         page.locator(".tb-file-next").first.click()
         expect(file_view).to_contain_text("line 00201:")
         update = os.environ.get("TOOLBENCH_UPDATE_SCREENSHOT") == "1"
+        page.set_viewport_size({"width": 1440, "height": 1300})  # the whole app, the file view in it
         _shot(page, README_SCREENSHOT if update else shots / "quickstart-1440.png")
     except Exception:
         _failed(page, shots, "quickstart")

@@ -9,7 +9,9 @@ import re
 import sys
 from pathlib import Path
 
-from toolbench import Workbench
+import pytest
+
+from toolbench import ToolbenchError, Workbench
 from toolbench.examples.demo_mcp import build_server
 from toolbench.widgets._state import WorkbenchState
 from toolbench.widgets.mcp import McpPanel, parse_config
@@ -219,3 +221,17 @@ def test_the_tools_table_has_one_cell_per_column_in_each_row(bench: Workbench) -
 
 def _offer_boxes(panel: McpPanel) -> list[object]:
     return [c for c in panel.tools_grid.children if "tb-mcp-offer" in c._dom_classes]
+
+
+def test_a_json_error_quotes_the_text_around_its_column() -> None:
+    from toolbench.widgets.mcp import parse_config
+
+    entry = '{"command": "' + "x" * 120 + '", "args": [1 2]}'
+    with pytest.raises(ToolbenchError) as broken:
+        parse_config(entry, "far")
+    column = entry.index("2]") + 1
+    assert f"line 1, column {column}" in broken.value.message
+    assert "[1 2]" in broken.value.message and "…" in broken.value.message  # the place, not the line's start
+    with pytest.raises(ToolbenchError) as short:
+        parse_config('{"a": }')
+    assert '(near `{"a": }`)' in short.value.message

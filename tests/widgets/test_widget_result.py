@@ -248,7 +248,7 @@ def test_a_pending_call_shows_its_elapsed_time_then_hides(bench: Workbench) -> N
 
     bench.enable(bench.register_tool("slow", slow))
     viewer = viewer_of(bench)
-    assert viewer.pending.layout.display == "none"
+    assert viewer.pending.layout.visibility == "hidden"
     seen: list[float] = []
 
     async def run() -> None:
@@ -257,14 +257,14 @@ def test_a_pending_call_shows_its_elapsed_time_then_hides(bench: Workbench) -> N
             await asyncio.sleep(0.01)
             if viewer.state.pending is None:
                 break
-            assert viewer.pending.layout.display == ""
+            assert viewer.pending.layout.visibility == "visible"
             match = re.search(r"calling <code>slow</code> … (\d+\.\d) s", viewer.pending_label.value)
             assert match
             seen.append(float(match.group(1)))
 
     asyncio.run(run())
     assert seen and max(seen) >= 0.2  # redrawn on the `busy` ticks while it ran
-    assert viewer.pending.layout.display == "none"
+    assert viewer.pending.layout.visibility == "hidden"
     assert "done" in viewer.content.value
 
 
@@ -296,7 +296,7 @@ def test_an_mcp_call_shows_its_progress(bench: Workbench) -> None:
 
     asyncio.run(run())
     assert (0.33, "step 1 · 1 of 3") in seen and (1.0, "step 3 · 3 of 3") in seen
-    assert viewer.pending.layout.display == "none" and "counted" in viewer.content.value
+    assert viewer.pending.layout.visibility == "hidden" and "counted" in viewer.content.value
 
 
 def test_progress_without_a_total_looks_indeterminate(bench: Workbench) -> None:
@@ -304,7 +304,7 @@ def test_progress_without_a_total_looks_indeterminate(bench: Workbench) -> None:
     state = viewer.state
     state.pending = Pending("sleep", state.invocation.id)
     state._emit("busy")
-    assert viewer.pending.layout.display == "" and viewer.progress.layout.display == "none"
+    assert viewer.pending.layout.visibility == "visible" and viewer.progress.layout.display == "none"
     state.progress = Progress(7, None, "working")
     state._emit("progress")
     assert viewer.progress.value == 1.0 and "tb-progress-indeterminate" in viewer.progress._dom_classes
@@ -314,7 +314,7 @@ def test_progress_without_a_total_looks_indeterminate(bench: Workbench) -> None:
     assert viewer.progress.value == 0.25 and "tb-progress-indeterminate" not in viewer.progress._dom_classes
     state.pending = state.progress = None
     state._emit("busy")
-    assert viewer.pending.layout.display == "none"
+    assert viewer.pending.layout.visibility == "hidden"
 
 
 def test_a_closed_bench_keeps_the_pager_disabled(bench: Workbench) -> None:

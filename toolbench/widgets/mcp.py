@@ -50,10 +50,8 @@ def parse_config(text: str, name: str = "") -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        lines = text.splitlines() or [""]
-        near = lines[min(exc.lineno, len(lines)) - 1].strip()
         raise ToolbenchError("mcp.config_invalid", f"the JSON breaks at line {exc.lineno}, column {exc.colno}: "
-                             f"{exc.msg} (near `{near[:80]}`)") from None
+                             f"{exc.msg} (near `{near(text, exc.lineno, exc.colno)}`)") from None
     if not isinstance(data, dict) or not data:
         raise ToolbenchError("mcp.config_invalid", f"not an object: {SHAPES}")
     if "mcpServers" in data:
@@ -65,6 +63,16 @@ def parse_config(text: str, name: str = "") -> dict[str, Any]:
     if all(isinstance(entry, dict) for entry in data.values()):
         return {"mcpServers": data}
     raise ToolbenchError("mcp.config_invalid", SHAPES)
+
+
+def near(text: str, line: int, column: int, *, span: int = 30) -> str:
+    """The text around `column` of `line` (1-based), `…` where it is cut: the place itself, on a
+    line of any length."""
+    lines = text.splitlines() or [""]
+    row = lines[min(line, len(lines)) - 1]
+    start = max(0, column - 1 - span)
+    window = row[start:column - 1 + span].strip()
+    return ("…" if start > 0 else "") + window + ("…" if column - 1 + span < len(row) else "")
 
 
 def trace_line(message: TraceMessage, answers: str = "") -> str:

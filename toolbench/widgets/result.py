@@ -75,11 +75,12 @@ class ResultViewer(Panel):
         self.next = _classed(w.Button(description="▶", tooltip="next page", layout=_px(40)), "tb-file-next")
         self.page = _classed(w.BoundedIntText(value=1, min=1, max=1, description="page", layout=_px(150)),
                              "tb-file-page-input")
-        self.page_label = _classed(w.HTML(""), "tb-file-page")
+        # Widths held whether they are filled or not: the bars keep their rows as the labels change.
+        self.page_label = _classed(w.HTML("", layout=w.Layout(min_width="250px")), "tb-file-page")
         self.line = _classed(w.IntText(value=0, description="go to line", layout=_px(190)), "tb-file-line")
         self.search = _classed(w.Text(placeholder="search the file", continuous_update=False, layout=_px(220)),
                                "tb-file-search")
-        self.hits = w.HTML("")
+        self.hits = w.HTML("", layout=w.Layout(min_width="120px"))
         self.hit_prev = _classed(w.Button(description="▲ hit", tooltip="previous hit", layout=_px(64)),
                                  "tb-file-hit-prev")
         self.hit_next = _classed(w.Button(description="▼ hit", tooltip="next hit", layout=_px(64)),
@@ -177,7 +178,8 @@ class ResultViewer(Panel):
 
     def show_pending(self) -> None:
         pending, progress = self.state.pending, self.state.progress
-        self.pending.layout.display = "" if pending is not None else "none"
+        # Hidden, not removed: its row keeps its height, so the result does not jump at each call.
+        self.pending.layout.visibility = "visible" if pending is not None else "hidden"
         # The result below is the previous call's while one runs: dimmed, so nobody reads it as the new one.
         (self.shown.add_class if pending is not None else self.shown.remove_class)("tb-stale")
         if pending is None:
