@@ -52,6 +52,22 @@ def test_approved_calls_run_and_denied_ones_do_not(bench: Workbench) -> None:
     assert _decisions(bench, inv.id) == ["approved", "tool.approval_denied"]
 
 
+def test_the_wait_for_a_decision_is_not_the_calls_elapsed_time(bench: Workbench) -> None:
+    bench.set_permission("extension/shop:buy", "ask")
+    waited = 1.5
+
+    async def slow_person(request: ApprovalRequest) -> bool:
+        await asyncio.sleep(waited)
+        return True
+
+    bench.on_approval(slow_person)
+    inv = bench.invocation()
+    assert inv.call("buy", '{"item": "milk"}').content == "bought milk"
+    [record] = inv.records
+    # With the wait counted it would be at least 1,500 ms; the tool itself returns at once.
+    assert 0 <= record.elapsed_ms < waited * 1000, record.elapsed_ms
+
+
 def test_invalid_arguments_are_refused_before_anyone_is_asked(bench: Workbench) -> None:
     bench.set_permission("extension/shop:buy", "ask")
     asked: list[ApprovalRequest] = []

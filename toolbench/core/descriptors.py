@@ -46,7 +46,8 @@ class ToolDescriptor(Frozen):
     annotations: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
     # Arguments a person can fire as they are (the app's console starts from them): for people
-    # only, never rendered or recorded in a snapshot. None: the app builds one from the schema.
+    # only, in `bench.catalog()`; a snapshot's descriptors drop it (never rendered or recorded).
+    # None: the app builds one from the schema.
     example: dict[str, Any] | None = Field(default=None, exclude=True)
 
     @property

@@ -262,6 +262,8 @@ def prepare(
             diagnostics.append(Diagnostic(tool_id=str(tool_id), code="agent.tool_override_invalid",
                                           message=f"{exc.code}: {exc.message}"))
             continue
+        if descriptor.example is not None:  # people's, not the model's: a snapshot never holds it
+            descriptor = descriptor.model_copy(update={"example": None})
         chosen.append(descriptor)
     if return_mode is not None:
         chosen.append(return_mode)

@@ -95,6 +95,8 @@ class CallPipeline:
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
         self._breaker = LoopBreaker()
         self._sources: dict[ToolId, ToolSource] = {}  # the source that runs each tool, found on first call
+        # Seconds each running call (round, call id) waited for a person's decision: not the tool's time.
+        self._waited: dict[tuple[int, str], float] = {}
 
     def cancel(self) -> None:
         """Set the cancel signals of the calls running now; calls begun after get new ones."""
@@ -263,11 +265,15 @@ class CallPipeline:
     async def _ask(self, request: ApprovalRequest, deadline: float | None) -> None:
         """Return once the approval handler said yes; raise the call's ToolError otherwise. The
         decision is in the run log either way, before anything of the call runs."""
+        asked = time.perf_counter()
         try:
             decision = await self._kernel.approvals.decide(request, deadline=deadline)
         except ToolError as exc:
             self._note_approval(request, exc.code)
             raise
+        finally:
+            key = (request.round, request.call_id)
+            self._waited[key] = self._waited.get(key, 0.0) + time.perf_counter() - asked
         self._note_approval(request, decision)
 
     def _rng(self) -> random.Random:
@@ -346,8 +352,10 @@ class CallPipeline:
                 started: float, *, externalized: bool, stem: str | None = None, audit: bool = True,
                 ran: bool = False) -> ToolResult:
         result = self._annotate(round_no, call_id, name, args, result, ran=ran)
+        # The call's own time: a wait for Approve (a person's, however long) is left out.
+        elapsed = time.perf_counter() - started - self._waited.pop((round_no, call_id), 0.0)
         record = CallRecord(round=round_no, call_id=call_id, call_name=name, tool_id=result.tool_id,
-                            arguments=args, result=result, elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+                            arguments=args, result=result, elapsed_ms=round(max(elapsed, 0.0) * 1000, 3),
                             externalized=externalized, via=nested_in())
         if self.closed:  # a call the bench's close cut short: kept in memory, no file written after close
             with self._lock:

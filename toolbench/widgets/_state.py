@@ -189,6 +189,10 @@ class WorkbenchState:
         """Whether the current invocation's snapshot offers `tool_id` (what the model sees now)."""
         return tool_id is not None and any(b.tool_id == tool_id for b in self.invocation.snapshot.bindings)
 
+    def example(self, tool_id: ToolId) -> dict[str, Any] | None:
+        """The tool's own example arguments, from the bench's catalog (a snapshot drops them), or None."""
+        return next((d.example for d in self.bench.catalog() if d.id == tool_id), None)
+
     def new_invocation(self, scene: str = "chat", *, why: str = "") -> None:
         """Freeze a new snapshot; the current invocation (and its history) moves to `previous`."""
         old = self.invocation

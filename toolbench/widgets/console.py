@@ -117,7 +117,7 @@ class CallConsole(Panel):
             return
         binding = self.state.invocation.snapshot.binding_for(name)
         self.form = (SchemaForm(None) if binding is None else  # the form starts where the raw box does
-                     SchemaForm(binding.descriptor.input_schema, initial=binding.descriptor.example))
+                     SchemaForm(binding.descriptor.input_schema, initial=self.state.example(binding.tool_id)))
         self.form_box.children = [self.form.widget]
         if binding is None:
             self.description.value = (f"<span class='tb-muted'>no tool is named <code>{html.escape(name)}</code> in "
@@ -133,7 +133,7 @@ class CallConsole(Panel):
 
     def _reset_example(self) -> None:
         binding = self.state.invocation.snapshot.binding_for(self.call_name.value or "")
-        example = None if binding is None else (binding.descriptor.example  # the tool's own, when it has one
+        example = None if binding is None else (self.state.example(binding.tool_id)  # its own, when it has one
                                                 or example_arguments(binding.descriptor.input_schema))
         self.arguments.set_text(json.dumps(example or {}, ensure_ascii=False))
 
