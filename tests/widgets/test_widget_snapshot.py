@@ -23,11 +23,34 @@ def test_diagnostics_say_what_was_left_out(bench):
 def test_the_protocol_selector_renders_that_providers_json(app):
     panel = app.snapshot
     panel.protocol.value = "openai"
-    if UNAVAILABLE in panel.rendered.value:
-        return  # the protocols package has not landed in this tree
+    assert UNAVAILABLE not in panel.rendered.value
     assert "&quot;function&quot;" in panel.rendered.value
     panel.protocol.value = "gemini"
     assert "functionDeclarations" in panel.rendered.value
+
+
+def test_the_tool_pick_shows_one_tools_entry_as_the_whole_list_renders_it(app):
+    import html
+    import json
+    import re
+
+    panel = app.snapshot
+    snapshot = app.state.invocation.snapshot
+    assert [v for _label, v in panel.tool.options][1:] == [b.call_name for b in snapshot.bindings]
+    for protocol in ("openai", "openai-responses", "anthropic", "gemini"):
+        panel.protocol.value = protocol
+        panel.tool.value = "dice_roll"
+        shown = json.loads(html.unescape(re.sub(r"<[^>]+>", "", panel.rendered.value)))
+        whole = snapshot.render(protocol)
+        if protocol == "gemini":  # one entry of declarations: the picked one alone
+            [entry] = shown
+            [declaration] = entry["functionDeclarations"]
+            assert declaration in whole[0]["functionDeclarations"] and declaration["name"] == "dice_roll"
+        else:
+            [entry] = shown
+            assert entry in whole and "dice_roll" in json.dumps(entry)
+    panel.tool.value = ""
+    assert json.loads(html.unescape(re.sub(r"<[^>]+>", "", panel.rendered.value))) == snapshot.render("gemini")
 
 
 def test_a_missing_protocols_package_is_said_not_raised(bench, monkeypatch):

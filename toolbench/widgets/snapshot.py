@@ -8,17 +8,21 @@ from typing import Any
 import ipywidgets as w  # type: ignore[import-untyped]
 
 from .. import Invocation, Workbench
-from ..protocols import names
+from ..protocols import get_provider, names, render
 from ._base import Panel, bar, pre, pretty, scroll, table
 from ._state import WorkbenchState
 
 UNAVAILABLE = "protocols not available"
 
 
-def rendered(snapshot: Any, protocol: str) -> str:
-    """The rendered tool list as JSON text, or why it cannot be rendered yet."""
+def rendered(snapshot: Any, protocol: str, call_name: str = "") -> str:
+    """The rendered tool list as JSON text (only `call_name`'s entry when given, as the whole
+    list renders it), or why it cannot be rendered yet."""
     try:
-        return pretty(snapshot.render(protocol))
+        if not call_name:
+            return pretty(snapshot.render(protocol))
+        picked = [b for b in snapshot.bindings if b.call_name == call_name]
+        return pretty(render(protocol, picked, strict=snapshot.strict_for(get_provider(protocol).name)))
     except ImportError:
         return UNAVAILABLE
     except Exception as exc:  # the protocols package may be half landed
@@ -46,6 +50,9 @@ class SnapshotPanel(Panel):
         self.scene = w.ToggleButtons(options=["chat", "session"], description="scene",
                                      style={"button_width": "80px"})
         self.protocol = w.Dropdown(options=list(names()), value="openai", description="protocol")
+        self.tool = w.Dropdown(options=[("all tools", "")], value="", description="tool",
+                               layout=w.Layout(width="auto", min_width="260px"))
+        self.tool.add_class("tb-snapshot-tool")
         self.title = w.HTML("")
         self.bindings = w.HTML("")
         self.bindings.add_class("tb-snapshot-bindings")
@@ -58,7 +65,7 @@ class SnapshotPanel(Panel):
         self.sections = w.Tab(children=[scroll([self.bindings]), scroll([self.rendered], size="tb-tall"),
                                         scroll([self.diagnostics]), scroll([self.checks])],
                               titles=("tools", "provider JSON", "left out", "provider checks"))
-        super().__init__(state, [self.title, bar([self.scene, self.protocol]), self.sections])
+        super().__init__(state, [self.title, bar([self.scene, self.protocol, self.tool]), self.sections])
         self._syncing = False
         self._wire()
         self.refresh()
@@ -66,6 +73,7 @@ class SnapshotPanel(Panel):
     def _wire(self) -> None:
         self.on_change(self.scene, self._change_scene)
         self.on_change(self.protocol, lambda _v: self._show_rendered())
+        self.on_change(self.tool, lambda _v: None if self._syncing else self._show_rendered())
         self.on_state("invocation", self.refresh)
 
     def _change_scene(self, scene: str) -> None:
@@ -77,6 +85,10 @@ class SnapshotPanel(Panel):
         self._syncing = True
         try:
             self.scene.value = snapshot.scene
+            names_now = [b.call_name for b in snapshot.bindings]
+            kept = self.tool.value if self.tool.value in names_now else ""
+            self.tool.options = [("all tools", ""), *((n, n) for n in names_now)]
+            self.tool.value = kept
         finally:
             self._syncing = False
         self.title.value = (f"<span class='tb-title'>Snapshot</span> <span class='tb-muted'>invocation "
@@ -99,7 +111,7 @@ class SnapshotPanel(Panel):
         self._show_rendered()
 
     def _show_rendered(self) -> None:
-        self.rendered.value = pre(rendered(self.state.invocation.snapshot, self.protocol.value))
+        self.rendered.value = pre(rendered(self.state.invocation.snapshot, self.protocol.value, self.tool.value))
 
 
 def _first_line(text: str, limit: int = 120) -> str:
