@@ -587,6 +587,10 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         go.press("Enter")
         _in_view(page, ".tb-result .tb-file-mark")
         assert _overflowing(page, ".tb-result") == []
+        # Stacked, the file's controls stay near the result's header (they were ~570 px below it).
+        header = page.locator(".tb-result .tb-result-columns").first.bounding_box()
+        controls = page.locator(".tb-file-prev").first.bounding_box()
+        assert controls["y"] - header["y"] < 400, (header, controls)
         _shot(page, shots / "app-1024.png")
 
         # The snapshot's provider checks and the profile grid: bounded, their columns in view.

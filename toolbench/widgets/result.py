@@ -33,6 +33,10 @@ CSS = """
 .tb-result .tb-preview-end { color: var(--jp-brand-color1); font-weight: 600; }
 .tb-result .tb-progress-indeterminate .progress-bar { opacity: 0.5; }
 .tb-result .tb-stale { opacity: 0.45; }
+/* Stacked (a narrow notebook), the text the model reads takes less height: the file's controls
+   stay near the result's header. The columns wrap below two 320 px columns. */
+.tb-result .tb-result-columns { container-type: inline-size; }
+@container (max-width: 660px) { .tb-result .tb-result-reads { max-height: 200px; } }
 """
 
 
@@ -99,9 +103,11 @@ class ResultViewer(Panel):
         self.structured = _classed(w.HTML(""), "tb-result-structured")
         self.structured_box = w.Accordion(children=[scroll([self.structured])],
                                           titles=("structured (kept for records, never sent to the model)",))
-        columns = w.HBox([_column([w.HTML("<b>What the model reads</b>"), self.preview_note, scroll([self.content])]),
-                          _column([w.HTML("<b>The <code>tool-results/</code> file</b>"), self.file_info,
-                                   self.file_box])], layout=w.Layout(flex_flow="row wrap"))
+        reads = _classed(scroll([self.content]), "tb-result-reads")
+        columns = _classed(w.HBox([_column([w.HTML("<b>What the model reads</b>"), self.preview_note, reads]),
+                                   _column([w.HTML("<b>The <code>tool-results/</code> file</b>"), self.file_info,
+                                            self.file_box])], layout=w.Layout(flex_flow="row wrap")),
+                           "tb-result-columns")
         self._text: fv.FileText | None = None  # the file's lines, or an inline result's
         self._loaded: tuple[Path, int, int] | None = None  # (file, size, mtime) of `_text`
         self._folded: str | None = None
