@@ -128,7 +128,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_the_wheel_carries_every_module_and_the_notebooks(installed: Installed) -> None:
     names = set(zipfile.ZipFile(installed.wheel).namelist())
-    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "toolbench").rglob("*.py")}
+    # The browser code of the anywidget views (file view, argument box, copy button) too.
+    modules = {p.relative_to(ROOT).as_posix() for pattern in ("*.py", "*.js")
+               for p in (ROOT / "toolbench").rglob(pattern)}
     notebooks = {f"toolbench/_notebooks/{p.name}" for p in (ROOT / "notebooks").glob("*.ipynb")}
     assert modules <= names
     assert notebooks <= names and len(notebooks) >= 12

@@ -6,12 +6,13 @@ import base64
 import html
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pandas
 import pytest
 
-from toolbench import Workbench
+from toolbench import ToolbenchError, Workbench
 from toolbench.core.arguments import ToolArguments
 from toolbench.core.results import ToolResult
 from toolbench.examples.demo_mcp import build_server
@@ -255,3 +256,18 @@ def test_a_long_history_draws_the_newest_500_rows(state: WorkbenchState, table: 
     assert len(table.row_buttons) == 500 and table.row_buttons[1] is kept  # new rows go on top
     assert table.rows[0].record is inv.records[-1]
     assert "500 of 601 shown" in table.count.value
+
+
+def test_an_export_is_written_whole_and_never_through_a_planted_link(bench: Workbench, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.csv"
+    outside.write_text("the person's own file\n")
+    folder = bench.workspace / ".toolbench" / "exports"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "history-x.csv").symlink_to(outside)  # a hostile workspace
+    assert bench.export_file("history-x.csv", b"a,b\n") == ".toolbench/exports/history-x.csv"
+    assert outside.read_text() == "the person's own file\n"  # replaced the link, not followed it
+    assert (folder / "history-x.csv").read_bytes() == b"a,b\n" and not (folder / "history-x.csv").is_symlink()
+    for bad in ("../out.csv", "a/b.csv", "", ".hidden"):
+        with pytest.raises(ToolbenchError) as refused:
+            bench.export_file(bad, b"x")
+        assert refused.value.code == "bench.misuse"

@@ -246,7 +246,7 @@ class Workbench:
         (a temp file renamed over it: a link or FIFO planted there is not followed). Returns the
         path relative to the workspace."""
         if not EXPORT_NAME.fullmatch(name):
-            raise ToolbenchError("storage.write_failed", f"`{name}` is not a plain file name (letters, digits, "
+            raise ToolbenchError("bench.misuse", f"`{name}` is not a plain file name (letters, digits, "
                                  "`.`, `_`, `-`): name the export without a folder")
         relative = f"{self.EXPORTS}/{name}"
         write_runtime_file(self.workspace, relative, data, durable=False)
