@@ -130,3 +130,63 @@ def test_attempts_leave_no_log_open(bench: Workbench) -> None:
     before = len(os.listdir("/proc/self/fd"))
     evals.run(bench, [CHATS], {"lazy": lazy}, repeat=20)
     assert len(os.listdir("/proc/self/fd")) < before + 5
+
+
+# concurrency --------------------------------------------------------------------------------
+class Counted:
+    """A scripted model whose every answer waits on the loop, counting the answers in flight."""
+
+    peak = 0
+    now = 0
+    target = 1  # the first answers wait until this many are in flight: the peak is certain, not timed
+    full: Any = None
+
+    def __init__(self, turns: list[Any]) -> None:
+        self.inner = ScriptedModel(turns)
+        self.protocol, self.model = self.inner.protocol, "counted"
+        self.read, self.user_message, self.request = self.inner.read, self.inner.user_message, self.inner.request
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
+        Counted.full = Counted.full or asyncio.Event()
+        Counted.now += 1
+        Counted.peak = max(Counted.peak, Counted.now)
+        if Counted.now >= Counted.target:
+            Counted.full.set()
+        try:
+            await asyncio.wait_for(Counted.full.wait(), 30)  # an API's answer: other attempts run meanwhile
+            return await self.inner.send(body)
+        finally:
+            Counted.now -= 1
+
+
+def counted_good() -> Counted:
+    return Counted([[("workspace_read_file", {"path": "work/notes.md"})], "A dragon sleeps there."])
+
+
+def counted_lazy() -> Counted:
+    return Counted(["I think it is about a dragon."])
+
+
+@pytest.mark.parametrize("concurrency", [1, 4, 16])
+def test_attempts_in_flight_give_the_sequential_report(bench: Workbench, concurrency: int) -> None:
+    Counted.peak, Counted.target, Counted.full = 0, min(concurrency, 12), None
+    report = evals.run(bench, [READS, CHATS], {"good": counted_good, "lazy": counted_lazy}, repeat=3,
+                       concurrency=concurrency)
+    assert Counted.peak == min(concurrency, 12) and Counted.now == 0  # at most `concurrency` at once, all ended
+    frame = report.to_dataframe()
+    assert list(zip(frame["case"], frame["model"], frame["attempt"], strict=True)) == [
+        (c.name, m, n) for c in (READS, CHATS) for m in ("good", "lazy") for n in (1, 2, 3)]  # plan order
+    Counted.target, Counted.full = 1, None
+    sequential = evals.run(bench, [READS, CHATS], {"good": counted_good, "lazy": counted_lazy}, repeat=3)
+    assert frame.equals(sequential.to_dataframe())
+    assert len({a.run.id.rsplit("_run", 1)[0] for a in report.attempts}) == 12  # each its own invocation
+    assert not [p for p in (bench.workspace / ".toolbench").rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_concurrency_is_a_positive_int(bench: Workbench) -> None:
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ToolbenchError) as misuse:
+            evals.run(bench, [READS], [good], concurrency=bad)  # type: ignore[arg-type]
+        assert misuse.value.code == "bench.misuse"

@@ -22,6 +22,7 @@ ones here cover the common checks.
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,11 +30,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .core.errors import ToolbenchError
 from .models import Model
+from .runtime.in_flight import check_concurrency, run_bounded
 
 if TYPE_CHECKING:
     import pandas
 
     from .runtime.bench import Workbench
+    from .runtime.invocation import Invocation
     from .runtime.run import Run, RunCall
 
 Expectation = Callable[["Run"], "str | None"]
@@ -119,10 +122,47 @@ def _groups(attempts: Iterable[Attempt]) -> dict[tuple[str, str], list[Attempt]]
 ModelSource = Model | Callable[[], Model]
 
 
+@dataclass(frozen=True)
+class _Slot:
+    """One planned attempt: its place in the report is its place in the plan."""
+
+    case: Case
+    model: str
+    source: ModelSource
+    attempt: int
+
+
 def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource], *,
-        repeat: int = 1, scene: Literal["chat", "session"] = "chat") -> Report:
+        repeat: int = 1, concurrency: int = 1, scene: Literal["chat", "session"] = "chat") -> Report:
     """Run every case `repeat` times against every model (a mapping of names to models, or a
-    list named by each model's `model`), each attempt in a fresh invocation."""
+    list named by each model's `model`), each attempt in a fresh invocation.
+
+    `concurrency` attempts are in flight at once on the bench loop (a model's requests wait on
+    its API, not on each other); the report is in plan order (case, model, attempt) whatever
+    the order they finish in, so it is the sequential run's apart from timing. Rate limits are
+    the SDK client's (its retries honour `Retry-After` on 429): give it `max_retries`. A model
+    given as one object is shared by its attempts in flight: give a factory when it keeps state."""
+    plan = _plan(cases, models, repeat)
+    check_concurrency(concurrency)
+
+    def start(slot: _Slot) -> tuple[concurrent.futures.Future[Run], tuple[_Slot, Invocation]]:
+        model = slot.source if isinstance(slot.source, Model) else slot.source()
+        inv = bench.invocation(scene)
+        run = inv.arun(model, slot.case.prompt, system=slot.case.system, max_rounds=slot.case.max_rounds)
+        return inv.submit(run), (slot, inv)
+
+    def judged(started: tuple[_Slot, Invocation], future: concurrent.futures.Future[Run]) -> Attempt | None:
+        slot, inv = started
+        inv.close()  # its records stay; its log is not held open for every attempt
+        return None if future.cancelled() else _judged(slot, future.result())
+
+    attempts = run_bounded(plan, start, judged, concurrency)
+    return Report(tuple(a for a in attempts if a is not None))
+
+
+def _plan(cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource],
+          repeat: int) -> list[_Slot]:
+    """Every attempt in report order, the arguments checked first."""
     if type(repeat) is not int or repeat < 1:
         raise ToolbenchError("bench.misuse", f"repeat is a positive int, not {repeat!r}")
     if isinstance(models, Mapping):
@@ -137,19 +177,13 @@ def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSourc
     for case in cases:
         if not isinstance(case, Case):
             raise ToolbenchError("bench.misuse", f"cases are evals.Case values, not {type(case).__name__}")
-    attempts = []
-    for case in cases:
-        for name, source in named.items():
-            for n in range(1, repeat + 1):
-                model = source if isinstance(source, Model) else source()
-                inv = bench.invocation(scene)
-                try:
-                    result = inv.run(model, case.prompt, system=case.system, max_rounds=case.max_rounds)
-                finally:
-                    inv.close()  # its records stay; its log is not held open for every attempt
-                failures = _provider_failure(result) or tuple(f for check in case.expect if (f := check(result)))
-                attempts.append(Attempt(case.name, name, n, result, failures))
-    return Report(tuple(attempts))
+    return [_Slot(case, name, source, n) for case in cases for name, source in named.items()
+            for n in range(1, repeat + 1)]
+
+
+def _judged(slot: _Slot, result: Run) -> Attempt:
+    failures = _provider_failure(result) or tuple(f for check in slot.case.expect if (f := check(result)))
+    return Attempt(slot.case.name, slot.model, slot.attempt, result, failures)
 
 
 def _provider_failure(r: Run) -> tuple[str, ...]:

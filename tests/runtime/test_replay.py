@@ -418,3 +418,52 @@ def test_a_body_of_a_shape_no_provider_sends_gives_a_replay_or_a_coded_error(mak
     except ToolbenchError as exc:  # anything else (a TypeError from deep inside) fails the test
         outcome = exc.code
     assert outcome in ("replay.source_invalid", "replay.protocol_undetected") or hasattr(outcome, "diffs"), outcome
+
+
+# many recordings, in flight -----------------------------------------------------------------
+class InFlight:
+    """An async tool whose calls wait until `target` are running at once: the peak is certain."""
+
+    def __init__(self, target: int) -> None:
+        self.target, self.now, self.peak = target, 0, 0
+        self.full: object = None
+
+    async def __call__(self, text: str) -> str:
+        import asyncio
+
+        self.full = self.full or asyncio.Event()
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+        if self.now >= self.target:
+            self.full.set()  # type: ignore[attr-defined]
+        try:
+            await asyncio.wait_for(self.full.wait(), 30)  # type: ignore[attr-defined]
+            return text.upper()
+        finally:
+            self.now -= 1
+
+
+@pytest.mark.parametrize("concurrency", [1, 3, 8])
+def test_replay_many_runs_recordings_in_flight_in_their_order(make_bench, concurrency):
+    bench = make(make_bench)
+    builtin = ("openai", "openai-responses", "anthropic", "gemini", "openai")
+    runs = [record(bench, protocol) for protocol in builtin * 2]  # ten recordings, every built-in shape
+    bench.unregister_tool(SHOUT)
+    tool = InFlight(min(concurrency, len(runs)))
+    shout(bench, tool)
+    replays = bench.replay_many(iter(runs), concurrency=concurrency)  # any iterable, read as it goes
+    assert tool.peak == min(concurrency, len(runs)) and tool.now == 0
+    assert [statuses(r) for r in replays] == [[("shout", "same"), ("dice_roll", "same"), ("shout", "same")]] * 10
+    assert [[d.call_id for d in r.diffs] for r in replays] == [[x.call_id for x in run.results] for run in runs]
+    assert len({r.invocation.id for r in replays}) == 10
+
+
+def test_replay_many_refuses_a_bad_concurrency_and_stops_at_a_bad_source(make_bench):
+    bench = make(make_bench)
+    run = record(bench)
+    with pytest.raises(ToolbenchError) as misuse:
+        bench.replay_many([run], concurrency=0)
+    assert misuse.value.code == "bench.misuse"
+    with pytest.raises(ToolbenchError) as bad:
+        bench.replay_many([run, "no such invocation", run], concurrency=2)
+    assert bad.value.code == "replay.source_invalid"  # the first bad source stops the batch, with its code

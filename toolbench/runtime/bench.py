@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -29,7 +29,7 @@ from .demo import seed_demo_workspace
 from .extensions import make_extension_tool
 from .invocation import Invocation
 from .kernel import Kernel
-from .replay import Replay, replay
+from .replay import Replay, replay, replay_many
 from .sources import ToolSource
 from .store import make_folders
 
@@ -230,6 +230,12 @@ class Workbench:
         names their provider, else their shape does), or a JSON/JSONL file of pairs; see
         `toolbench/runtime/replay.py` for the statuses and what is normalised."""
         return replay(self._kernel, source, protocol=protocol, scene=scene)
+
+    def replay_many(self, sources: Iterable[Any], *, protocol: str | None = None, scene: Scene = "chat",
+                    concurrency: int = 1) -> list[Replay]:
+        """`replay` of each source (any iterable, read as it goes: a corpus is never all in
+        memory), `concurrency` in flight on the bench loop; the replays in the sources' order."""
+        return replay_many(self._kernel, sources, protocol=protocol, scene=scene, concurrency=concurrency)
 
     # lifetime -----------------------------------------------------------------------------
     @property

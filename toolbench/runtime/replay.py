@@ -22,9 +22,11 @@ is one it made: the replay draws from that invocation's stream (`seeding.invocat
 
 from __future__ import annotations
 
+import concurrent.futures
 import difflib
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -32,6 +34,7 @@ from ..core.descriptors import Scene
 from ..core.errors import ToolbenchError
 from ..core.results import RESULTS_ROOT, ToolResult
 from ..protocols import decode_result
+from .in_flight import run_bounded
 from .invocation import Invocation
 from .replay_sources import CallOutcome, RecordedCall, Recording, read_source
 from .seeding import invocation_rng
@@ -138,6 +141,26 @@ def status_of(before: CallOutcome, after: CallOutcome | None) -> Status:
 
 def replay(kernel: Kernel, source: Any, *, protocol: str | None = None, scene: Scene = "chat") -> Replay:
     """See `Workbench.replay` and the module docstring."""
+    inv, recording = prepare(kernel, source, protocol, scene)
+    return kernel.loop.run(areplay(inv, recording))
+
+
+def replay_many(kernel: Kernel, sources: Iterable[Any], *, protocol: str | None = None, scene: Scene = "chat",
+                concurrency: int = 1) -> list[Replay]:
+    """See `Workbench.replay_many`: each source as `replay` does, `concurrency` in flight."""
+    def start(source: Any) -> tuple[concurrent.futures.Future[Replay], Invocation]:
+        inv, recording = prepare(kernel, source, protocol, scene)
+        return kernel.loop.submit(areplay(inv, recording)), inv
+
+    def ended(inv: Invocation, future: concurrent.futures.Future[Replay]) -> Replay | None:
+        inv.close()  # its records stay: a corpus must not hold a log open per recording
+        return None if future.cancelled() else future.result()
+
+    return [r for r in run_bounded(sources, start, ended, concurrency) if r is not None]
+
+
+def prepare(kernel: Kernel, source: Any, protocol: str | None, scene: Scene) -> tuple[Invocation, Recording]:
+    """The recording read, and the fresh invocation it replays in (made off the bench loop)."""
     if scene not in ("chat", "session"):
         raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
     recording = read_source(kernel, source, protocol)
@@ -148,10 +171,15 @@ def replay(kernel: Kernel, source: Any, *, protocol: str | None = None, scene: S
     place = _place(kernel, recording.invocation_id)
     if kernel.seed is not None and place is not None:
         inv.state.rng = invocation_rng(kernel.seed, place)
+    return inv, recording
+
+
+async def areplay(inv: Invocation, recording: Recording) -> Replay:
+    """Run the recording's rounds in `inv`, on the bench loop, and compare each result."""
     diffs: list[CallDiff] = []
     for calls in recording.rounds:
         present = [c for c in calls if _runs(inv, c)]
-        results = inv.turn([(c.call_name, c.arguments, c.call_id) for c in present]) if present else []
+        results = await inv.aturn([(c.call_name, c.arguments, c.call_id) for c in present]) if present else []
         after = {c.call_id: _outcome(inv, recording, r) for c, r in zip(present, results, strict=True)}
         for c in calls:
             # A call the recorded run refused for its round limit is a run rule, not the tool: kept as it was.
