@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .core.errors import ToolbenchError
@@ -55,17 +57,39 @@ class Case:
 
 @dataclass(frozen=True)
 class Attempt:
-    """One run of one case by one model, and the expectations it failed (empty: passed)."""
+    """One run of one case by one model, and the expectations it failed (empty: passed).
+
+    `run` is None for an attempt read back from a saved report (`Report.load`): its figures
+    are kept, its rounds are not."""
 
     case: str
     model: str
     attempt: int
-    run: Run
+    run: Run | None
     failures: tuple[str, ...]
+    stop_reason: str | None = None
+    calls: tuple[str, ...] = ()
+    rounds: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    seconds: float | None = None  # the attempt's wall time, from its start on the bench loop
+    error_code: str | None = None
 
     @property
     def passed(self) -> bool:
         return not self.failures
+
+    @classmethod
+    def of(cls, case: str, model: str, attempt: int, run: Run, failures: tuple[str, ...],
+           seconds: float | None = None) -> Attempt:
+        tokens_in, tokens_out = _tokens(run.usage)
+        return cls(case, model, attempt, run, failures, run.stop_reason, tuple(c.call_name for c in run.calls),
+                   len(run.rounds), tokens_in, tokens_out, seconds, run.error.code if run.error else None)
+
+
+# A report's table: its columns in order, as `to_dataframe` gives them and a saved report holds them.
+COLUMNS = ("case", "model", "attempt", "passed", "failures", "stop_reason", "calls", "rounds", "tool_calls",
+           "input_tokens", "output_tokens", "seconds", "error_code")
 
 
 @dataclass(frozen=True)
@@ -73,15 +97,77 @@ class Report:
     attempts: tuple[Attempt, ...] = field(default_factory=tuple)
 
     def to_dataframe(self) -> pandas.DataFrame:
-        """One row per attempt: case, model, attempt, passed, failures, stop reason, calls, rounds."""
+        """One row per attempt: case, model, attempt, passed, failures, stop reason, calls (the
+        call names), rounds, tool_calls (their count), tokens in and out (None when the
+        provider gave no usage), seconds, error_code (a provider failure's)."""
         import pandas
 
         rows = [{"case": a.case, "model": a.model, "attempt": a.attempt, "passed": a.passed,
-                 "failures": "; ".join(a.failures), "stop_reason": a.run.stop_reason,
-                 "calls": ", ".join(c.call_name for c in a.run.calls), "rounds": len(a.run.rounds)}
+                 "failures": "; ".join(a.failures), "stop_reason": a.stop_reason, "calls": ", ".join(a.calls),
+                 "rounds": a.rounds, "tool_calls": len(a.calls), "input_tokens": a.input_tokens,
+                 "output_tokens": a.output_tokens, "seconds": a.seconds, "error_code": a.error_code}
                 for a in self.attempts]
-        return pandas.DataFrame(rows, columns=["case", "model", "attempt", "passed", "failures", "stop_reason",
-                                               "calls", "rounds"])
+        frame = pandas.DataFrame(rows, columns=list(COLUMNS))
+        return frame.astype({"input_tokens": "Int64", "output_tokens": "Int64", "seconds": "Float64"})
+
+    def save(self, path: str | Path) -> Path:
+        """Write the report's table as Parquet (pyarrow), for `Report.load` and other tools."""
+        target = Path(path)
+        try:
+            self.to_dataframe().to_parquet(target, index=False)
+        except ImportError as exc:
+            raise ToolbenchError("bench.misuse", f"saving a report needs pyarrow: pip install "
+                                 f"'toolbench[reports]' ({exc})") from None
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path) -> Report:
+        """A report saved by `save` (its attempts without their runs: `Attempt.run` is None)."""
+        import pandas
+
+        try:
+            frame = pandas.read_parquet(Path(path))
+        except ImportError as exc:
+            raise ToolbenchError("bench.misuse", f"reading a report needs pyarrow: pip install "
+                                 f"'toolbench[reports]' ({exc})") from None
+        except (OSError, ValueError) as exc:
+            raise ToolbenchError("bench.misuse", f"`{path}` is not a saved report: {exc}") from None
+        missing = [c for c in COLUMNS if c not in frame.columns]
+        if missing:
+            raise ToolbenchError("bench.misuse", f"`{path}` is not a saved report: no column {', '.join(missing)}")
+
+        def value(x: Any) -> Any:
+            return None if pandas.isna(x) else x
+
+        attempts = tuple(Attempt(
+            str(row.case), str(row.model), int(row.attempt), None,
+            tuple(f for f in str(row.failures).split("; ") if f) if not row.passed else (),
+            value(row.stop_reason), tuple(c for c in str(row.calls).split(", ") if c), int(row.rounds),
+            None if value(row.input_tokens) is None else int(row.input_tokens),
+            None if value(row.output_tokens) is None else int(row.output_tokens),
+            None if value(row.seconds) is None else float(row.seconds), value(row.error_code))
+            for row in frame.itertuples(index=False))
+        return cls(attempts)
+
+    def compare(self, other: Report) -> pandas.DataFrame:
+        """Pass rates of this report (`before`) against `other` (`after`), one row per case and
+        model either has: `change` (after - before, NaN where one side lacks it) and `flipped`
+        (it passed every attempt on one side and not on the other), in this report's order."""
+        import pandas
+
+        def rates(report: Report) -> dict[tuple[str, str], float]:
+            return {key: sum(a.passed for a in group) / len(group) for key, group in _groups(report.attempts).items()}
+
+        before, after = rates(self), rates(other)
+        keys = list(before) + [k for k in after if k not in before]
+        rows = []
+        for case, model in keys:
+            b, a = before.get((case, model)), after.get((case, model))
+            rows.append({"case": case, "model": model, "before": b, "after": a,
+                         "change": None if a is None or b is None else a - b,
+                         "flipped": a is not None and b is not None and (a == 1.0) != (b == 1.0)})
+        return pandas.DataFrame(rows, columns=["case", "model", "before", "after", "change", "flipped"]).astype(
+            {"before": "Float64", "after": "Float64", "change": "Float64"})
 
     def pass_rates(self) -> pandas.DataFrame:
         """The share of attempts that passed, one row per case and one column per model (in the
@@ -112,6 +198,16 @@ class Report:
         return f"Report({passed}/{len(self.attempts)} attempts passed)"
 
 
+def _tokens(usage: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """Tokens in and out, whatever the provider calls them (None when it says nothing)."""
+    def first(*keys: str) -> int | None:
+        found = next((usage[k] for k in keys if isinstance(usage.get(k), int)), None)
+        return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+    return (first("prompt_tokens", "input_tokens", "promptTokenCount"),
+            first("completion_tokens", "output_tokens", "candidatesTokenCount"))
+
+
 def _groups(attempts: Iterable[Attempt]) -> dict[tuple[str, str], list[Attempt]]:
     groups: dict[tuple[str, str], list[Attempt]] = {}
     for a in attempts:
@@ -133,7 +229,8 @@ class _Slot:
 
 
 def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource], *,
-        repeat: int = 1, concurrency: int = 1, scene: Literal["chat", "session"] = "chat") -> Report:
+        repeat: int = 1, concurrency: int = 1, scene: Literal["chat", "session"] = "chat",
+        progress: bool = False) -> Report:
     """Run every case `repeat` times against every model (a mapping of names to models, or a
     list named by each model's `model`), each attempt in a fresh invocation.
 
@@ -141,23 +238,57 @@ def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSourc
     its API, not on each other); the report is in plan order (case, model, attempt) whatever
     the order they finish in, so it is the sequential run's apart from timing. Rate limits are
     the SDK client's (its retries honour `Retry-After` on 429): give it `max_retries`. A model
-    given as one object is shared by its attempts in flight: give a factory when it keeps state."""
+    given as one object is shared by its attempts in flight: give a factory when it keeps state.
+    `progress=True` shows a bar (attempts done, the running pass rate, failed, in flight)."""
     plan = _plan(cases, models, repeat)
     check_concurrency(concurrency)
 
-    def start(slot: _Slot) -> tuple[concurrent.futures.Future[Run], tuple[_Slot, Invocation]]:
+    bar = _progress(len(plan), progress)
+    counts = {"flying": 0, "passed": 0, "failed": 0}
+
+    def start(slot: _Slot) -> tuple[concurrent.futures.Future[tuple[Run, float]], tuple[_Slot, Invocation]]:
         model = slot.source if isinstance(slot.source, Model) else slot.source()
         inv = bench.invocation(scene)
-        run = inv.arun(model, slot.case.prompt, system=slot.case.system, max_rounds=slot.case.max_rounds)
-        return inv.submit(run), (slot, inv)
 
-    def judged(started: tuple[_Slot, Invocation], future: concurrent.futures.Future[Run]) -> Attempt | None:
+        async def timed() -> tuple[Run, float]:  # timed on the loop: not the wait for a free slot
+            began = time.perf_counter()
+            result = await inv.arun(model, slot.case.prompt, system=slot.case.system, max_rounds=slot.case.max_rounds)
+            return result, time.perf_counter() - began
+
+        counts["flying"] += 1
+        return inv.submit(timed()), (slot, inv)
+
+    def judged(started: tuple[_Slot, Invocation],
+               future: concurrent.futures.Future[tuple[Run, float]]) -> Attempt | None:
         slot, inv = started
         inv.close()  # its records stay; its log is not held open for every attempt
-        return None if future.cancelled() else _judged(slot, future.result())
+        counts["flying"] -= 1
+        if future.cancelled():
+            return None
+        attempt = _judged(slot, *future.result())
+        counts["passed" if attempt.passed else "failed"] += 1
+        if bar is not None:
+            finished = counts["passed"] + counts["failed"]
+            bar.set_postfix(passed=f"{counts['passed'] / finished:.0%}", failed=counts["failed"],
+                            in_flight=counts["flying"], refresh=False)
+            bar.update(1)
+        return attempt
 
-    attempts = run_bounded(plan, start, judged, concurrency)
+    try:
+        attempts = run_bounded(plan, start, judged, concurrency)
+    finally:
+        if bar is not None:
+            bar.close()
     return Report(tuple(a for a in attempts if a is not None))
+
+
+def _progress(total: int, shown: bool) -> Any:
+    """A tqdm bar (tqdm.auto: a widget in a notebook, text in a terminal), or None."""
+    if not shown:
+        return None
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+    return tqdm(total=total, desc="attempts", unit="attempt")
 
 
 def _plan(cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource],
@@ -181,9 +312,9 @@ def _plan(cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[Mo
             for n in range(1, repeat + 1)]
 
 
-def _judged(slot: _Slot, result: Run) -> Attempt:
+def _judged(slot: _Slot, result: Run, seconds: float | None = None) -> Attempt:
     failures = _provider_failure(result) or tuple(f for check in slot.case.expect if (f := check(result)))
-    return Attempt(slot.case.name, slot.model, slot.attempt, result, failures)
+    return Attempt.of(slot.case.name, slot.model, slot.attempt, result, failures, seconds)
 
 
 def _provider_failure(r: Run) -> tuple[str, ...]:
