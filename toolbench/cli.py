@@ -124,6 +124,12 @@ def _main(argv: list[str]) -> int:
                        help="the time limit of each server that sets no `timeout` of its own (default 60)")
     check.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema")
 
+    from .cli_eval import add_parser as add_eval
+
+    evaluate = add_eval(sub)
+    _common_options(evaluate)
+    _bench_options(evaluate)
+
     sub.add_parser("lab", help="copy the bundled notebooks into --dir D (default ./toolbench-notebooks) and open "
                               "JupyterLab there (other options go to jupyter lab)")
 
@@ -150,6 +156,10 @@ def _main(argv: list[str]) -> int:
                     print(screen.line(unreachable_line(info)), file=sys.stderr)
                 if failed:
                     return 2  # what the command would show is not what a notebook would see
+            if args.command == "eval":
+                from .cli_eval import run_eval
+
+                return run_eval(bench, args)
             inv = bench.invocation(args.scene)
             if args.command == "snapshot":
                 return _snapshot(inv.snapshot, args, screen)

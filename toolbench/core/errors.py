@@ -325,6 +325,7 @@ CODES: dict[str, str] = {
     "lab.server_not_answering": "`toolbench lab`: jupyter lab did not answer at all within the start limit; stopped",
     "cli.snapshot_empty": "`toolbench snapshot`: the snapshot offers no tool (the profile denies or misnames each)",
     "cli.result_files_removed": "`toolbench call`: the result names files of a temporary workspace, removed at exit",
+    "cli.eval_below_pass_rate": "`toolbench eval`: a case and model passed less often than --min-pass-rate",
 }
 
 
