@@ -216,7 +216,7 @@ def test_a_saved_report_reads_back_and_compares(bench: Workbench, tmp_path: Path
 
 
 def test_tokens_are_read_from_each_providers_usage() -> None:
-    from toolbench.evals import _tokens
+    from toolbench.runtime.run import token_counts as _tokens
 
     assert _tokens({"prompt_tokens": 10, "completion_tokens": 3}) == (10, 3)
     assert _tokens({"input_tokens": 7, "output_tokens": 2}) == (7, 2)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .core.errors import ToolbenchError
 from .models import Model
 from .runtime.in_flight import check_concurrency, run_bounded
+from .runtime.run import token_counts
 
 if TYPE_CHECKING:
     import pandas
@@ -82,7 +83,7 @@ class Attempt:
     @classmethod
     def of(cls, case: str, model: str, attempt: int, run: Run, failures: tuple[str, ...],
            seconds: float | None = None) -> Attempt:
-        tokens_in, tokens_out = _tokens(run.usage)
+        tokens_in, tokens_out = token_counts(run.usage)
         return cls(case, model, attempt, run, failures, run.stop_reason, tuple(c.call_name for c in run.calls),
                    len(run.rounds), tokens_in, tokens_out, seconds, run.error.code if run.error else None)
 
@@ -196,16 +197,6 @@ class Report:
     def __repr__(self) -> str:
         passed = sum(a.passed for a in self.attempts)
         return f"Report({passed}/{len(self.attempts)} attempts passed)"
-
-
-def _tokens(usage: Mapping[str, Any]) -> tuple[int | None, int | None]:
-    """Tokens in and out, whatever the provider calls them (None when it says nothing)."""
-    def first(*keys: str) -> int | None:
-        found = next((usage[k] for k in keys if isinstance(usage.get(k), int)), None)
-        return found if isinstance(found, int) and not isinstance(found, bool) else None
-
-    return (first("prompt_tokens", "input_tokens", "promptTokenCount"),
-            first("completion_tokens", "output_tokens", "candidatesTokenCount"))
 
 
 def _groups(attempts: Iterable[Attempt]) -> dict[tuple[str, str], list[Attempt]]:

@@ -29,6 +29,7 @@ from .demo import seed_demo_workspace
 from .extensions import make_extension_tool
 from .invocation import Invocation
 from .kernel import Kernel
+from .observers import Observer
 from .replay import Replay, replay, replay_many
 from .sources import ToolSource
 from .store import make_folders
@@ -245,6 +246,12 @@ class Workbench:
     def on_close(self, listener: Callable[[], None]) -> None:
         """`listener()` runs when the bench closes (a widget greys itself out)."""
         self._close_listeners.append(listener)
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Tell `observer` of every model round and answered call from now on (the seam
+        `toolbench.otel.instrument` uses; see runtime/observers.py). Returns its remover."""
+        self._kernel.observers.append(observer)
+        return lambda: self._kernel.observers.remove(observer) if observer in self._kernel.observers else None
 
     def export_file(self, name: str, data: bytes) -> str:
         """Write a person's export (a history CSV, a report) as `.toolbench/exports/<name>`:

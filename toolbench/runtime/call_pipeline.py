@@ -39,6 +39,7 @@ from . import attachments
 from .approval import ApprovalRequest
 from .bridge import NestedCalls, nested_in
 from .mcp_port import McpManagePort
+from .observers import tell_call
 from .records import CallRecord, RunLog
 from .seeding import invocation_rng
 from .sources import ToolSource
@@ -368,6 +369,8 @@ class CallPipeline:
         with self._lock:  # the gate's counters as of this line: the last line holds the highest
             self._log.append({"record": record.to_log(), "gate": self.gate.to_json(), "blocked": self.blocked})
             self.records.append(record)
+        if self._kernel.observers:
+            tell_call(self._kernel.observers, self._id, record)
         return result
 
     def _annotate(self, round_no: int, call_id: str, name: str, args: ToolArguments, result: ToolResult,

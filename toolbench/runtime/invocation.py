@@ -28,6 +28,7 @@ from ..tools.state import InvocationState
 from ..tools.workspace.publish import PublishedOutput
 from ..tools.workspace.runtime_files import read_runtime_file, write_runtime_file
 from .call_pipeline import CallPipeline
+from .observers import Observer
 from .provider_face import ProviderFace
 from .records import (
     PROFILE_NAME,
@@ -84,6 +85,11 @@ class Invocation:
     def profile(self) -> Profile:
         """The profile this invocation was made with (a frozen value; the bench's may change)."""
         return self._profile
+
+    @property
+    def observers(self) -> list[Observer]:
+        """The bench's tracers (`toolbench.otel`), told of this invocation's rounds and calls."""
+        return self._kernel.observers
 
     @property
     def blocked(self) -> str | None:

@@ -25,6 +25,7 @@ from .approval import Approvals
 from .extensions import ExtensionSource
 from .invocation import Invocation
 from .mcp_source import McpSource
+from .observers import Observer
 from .sources import BuiltinSource, Sources, ToolSource
 from .store import Store
 
@@ -59,6 +60,7 @@ class Kernel:
         self._cron: CronScheduler | None = None
         self._services = threading.Lock()  # first uses may race: a sync call and the loop
         self._closed = False
+        self.observers: list[Observer] = []  # tracers (runtime/observers.py); empty: nothing is told
 
     # the profile --------------------------------------------------------------------------
     @property

@@ -26,6 +26,7 @@ from ..core.results import ToolResult
 from ..core.turn import TurnContract
 from ..models import Model, ModelError, StreamingModel, assemble, provider_error, stream_assembly
 from ..protocols.types import StreamDelta
+from .observers import around_round
 
 if TYPE_CHECKING:
     import pandas
@@ -171,8 +172,9 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
     try:
         for index in range(1, limit + 1):
             deltas = None if on_delta is None else functools.partial(_delta, on_delta, index)
-            done = await _round(inv, log, run, model, index, opening, ran, tools, choice, system, contract,
-                                stream, deltas)
+            with around_round(inv.observers, run, index):  # a tracer's span holds the request and its calls
+                done = await _round(inv, log, run, model, index, opening, ran, tools, choice, system, contract,
+                                    stream, deltas)
             if on_round is not None:
                 on_round(run, run.rounds[-1])
             if done:
@@ -191,6 +193,16 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
         log.append({"run": run.id, "end": {"stop_reason": run.stop_reason or "stopped", "final_text": run.final_text,
                                            "error": run.error.to_json() if run.error else None}})
     return run
+
+
+def token_counts(usage: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """Tokens in and out, whatever the provider calls them (None when it says nothing)."""
+    def first(*keys: str) -> int | None:
+        counts = (usage.get(k) for k in keys)
+        return next((n for n in counts if isinstance(n, int) and not isinstance(n, bool)), None)
+
+    return (first("prompt_tokens", "input_tokens", "promptTokenCount"),
+            first("completion_tokens", "output_tokens", "candidatesTokenCount"))
 
 
 # Run numbers per invocation: counted from its log once (a reopened invocation goes on after
