@@ -11,6 +11,7 @@ invocation closed), and the failure goes on.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import itertools
 from collections.abc import Callable, Iterable
 from typing import TypeVar
@@ -49,7 +50,8 @@ def run_bounded(items: Iterable[T], start: Callable[[T], tuple[concurrent.future
                 index, handle = flying.pop(future)
                 outputs[index] = done(handle, future)
     finally:
-        for future, (_index, handle) in flying.items():
+        for future, (_index, handle) in flying.items():  # cut short: the first failure is the one raised
             future.cancel()
-            done(handle, future)
+            with contextlib.suppress(Exception):
+                done(handle, future)
     return [outputs[i] for i in range(len(outputs))]
