@@ -106,3 +106,24 @@ def test_spans_reach_an_otlp_http_receiver(tmp_path: Path) -> None:
         request = ExportTraceServiceRequest.FromString(body)
         names += [s.name for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
     assert names == ["execute_tool dice_roll"]
+
+
+def test_a_failing_observer_never_breaks_a_call_or_a_run(tmp_path: Path) -> None:
+    import contextlib
+
+    from toolbench.testing import ScriptedModel
+
+    class Broken:
+        @contextlib.contextmanager
+        def round(self, run, index):  # type: ignore[no-untyped-def]
+            yield
+            raise RuntimeError("the tracer broke at the round's end")
+
+        def call(self, invocation_id, record):  # type: ignore[no-untyped-def]
+            raise RuntimeError("the tracer broke on a call")
+
+    with Workbench(tmp_path, Profile.default().edit(allow=["builtin:dice.roll"])) as bench:
+        bench.add_observer(Broken())
+        assert bench.invocation().call("dice_roll", {"formula": "d4"}).error_code is None
+        run = bench.invocation().run(ScriptedModel([[("dice_roll", {"formula": "d6"})], "done"]), "go")
+        assert run.stop_reason == "final" and run.final_text == "done"
