@@ -68,7 +68,7 @@ def _base64_size(size: int) -> int:
 def pixel_size(mime_type: str, data: bytes) -> tuple[int, int] | None:
     """(width, height) as the image's header declares it, as the limits below read it; None for
     no image type, bytes of another format, or a header that gives no size."""
-    fmt = MIME_FORMATS.get(mime_type.split(";", 1)[0].strip().lower())
+    fmt = MIME_FORMATS.get(base_type(mime_type))
     if fmt is None:
         return None
     try:
@@ -123,8 +123,13 @@ def _attachments(ex: Exchange) -> tuple[AttachmentView, ...]:
     return ex.result.attachments if ex.result is not None else ()
 
 
+def base_type(mime_type: str) -> str:
+    """`image/png` of `IMAGE/PNG; x=1`."""
+    return mime_type.split(";", 1)[0].strip().lower()
+
+
 def _mime(item: AttachmentView) -> str:
-    return item.mime_type.split(";", 1)[0].strip().lower()
+    return base_type(item.mime_type)
 
 
 def _sendable(item: AttachmentView) -> bool:

@@ -28,7 +28,7 @@ import base64
 import re
 from typing import Any, Final
 
-from ._media import ImageLimits, refusal
+from ._media import ImageLimits, base_type, refusal
 from ._shared import result_text
 from .types import AttachmentView, Exchange
 
@@ -40,11 +40,6 @@ RESPONSES_TAKES: Final = IMAGES | {PDF}
 ANTHROPIC_TAKES: Final = IMAGES | {PDF, TEXT}
 GEMINI_TAKES: Final = frozenset({"image/png", "image/jpeg", "image/webp", PDF, TEXT})
 HEADING: Final = "## Attachments"
-
-
-def base_type(mime_type: str) -> str:
-    """`image/png` of `IMAGE/PNG; x=1`."""
-    return mime_type.split(";", 1)[0].strip().lower()
 
 
 def result_parts(

@@ -75,6 +75,7 @@ class CallConsole(Panel):
         self.raw_box = w.VBox([self.arguments, self.json_hint, bar([self.example])])
         self.form_area = w.VBox([self.form_box, self.to_raw])
         self._tool: str | None = None  # the call name whose example the raw box was reset to
+        self._own_example: dict[str, Any] | None = None  # the picked tool's own example (bench.catalog)
         super().__init__(state, [
             w.HTML("<span class='tb-title'>Call</span>"),
             bar([self.call_name, self.mode, self.call_button, self.cancel, self.budget]),
@@ -116,8 +117,10 @@ class CallConsole(Panel):
         if name == self._tool and not force:
             return
         binding = self.state.invocation.snapshot.binding_for(name)
-        self.form = (SchemaForm(None) if binding is None else  # the form starts where the raw box does
-                     SchemaForm(binding.descriptor.input_schema, initial=self.state.example(binding.tool_id)))
+        # The tool's own example, looked up once per pick: the form and the raw box start from it.
+        self._own_example = None if binding is None else self.state.example(binding.tool_id)
+        self.form = (SchemaForm(None) if binding is None else
+                     SchemaForm(binding.descriptor.input_schema, initial=self._own_example))
         self.form_box.children = [self.form.widget]
         if binding is None:
             self.description.value = (f"<span class='tb-muted'>no tool is named <code>{html.escape(name)}</code> in "
@@ -133,7 +136,7 @@ class CallConsole(Panel):
 
     def _reset_example(self) -> None:
         binding = self.state.invocation.snapshot.binding_for(self.call_name.value or "")
-        example = None if binding is None else (self.state.example(binding.tool_id)  # its own, when it has one
+        example = None if binding is None else (self._own_example  # its own, when it has one
                                                 or example_arguments(binding.descriptor.input_schema))
         self.arguments.set_text(json.dumps(example or {}, ensure_ascii=False))
 
