@@ -23,6 +23,7 @@ ones here cover the common checks.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .core.errors import ToolbenchError
 from .models import Model
-from .runtime.in_flight import check_concurrency, run_bounded
+from .runtime.in_flight import check_concurrency, check_executor, run_bounded
 from .runtime.run import token_counts
 
 if TYPE_CHECKING:
@@ -221,7 +222,7 @@ class _Slot:
 
 def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource], *,
         repeat: int = 1, concurrency: int = 1, scene: Literal["chat", "session"] = "chat",
-        progress: bool = False) -> Report:
+        progress: bool = False, executor: Literal["ray"] | None = None) -> Report:
     """Run every case `repeat` times against every model (a mapping of names to models, or a
     list named by each model's `model`), each attempt in a fresh invocation.
 
@@ -230,13 +231,39 @@ def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSourc
     the order they finish in, so it is the sequential run's apart from timing. Rate limits are
     the SDK client's (its retries honour `Retry-After` on 429): give it `max_retries`. A model
     given as one object is shared by its attempts in flight: give a factory when it keeps state.
-    `progress=True` shows a bar (attempts done, the running pass rate, failed, in flight)."""
+    `progress=True` shows a bar (attempts done, the running pass rate, failed, in flight).
+
+    `executor="ray"` sends the attempts, `concurrency` at a time, to a Ray cluster's workers
+    (runtime/on_ray.py): each builds a bench from this one and runs `concurrency` in flight, so
+    the cluster has up to workers x `concurrency` requests out. The models must pickle (a
+    factory that makes the SDK client, on the worker); the report is the in-process run's."""
     plan = _plan(cases, models, repeat)
     check_concurrency(concurrency)
+    check_executor(executor)
+    bar = _Progress(len(plan), progress)
+    try:
+        if executor is None:
+            attempts = attempts_of(bench, plan, concurrency, scene, bar.flying, bar.done)
+        else:
+            from .runtime import on_ray  # Ray loads only when asked for
 
-    bar = _progress(len(plan), progress)
-    counts = {"flying": 0, "passed": 0, "failed": 0}
+            models_sent = {s.model: s.source for s in plan}
+            attempts = on_ray.run_shards(
+                bench, on_ray.chunks(plan, concurrency),
+                functools.partial(attempts_of, concurrency=concurrency, scene=scene),
+                bar.done_all, [(f"model `{name}`", source, "give a factory that makes its SDK client (a client "
+                                "holds open connections): lambda: OpenAIChat(OpenAI(), ...)")
+                               for name, source in models_sent.items()], count=-(-len(plan) // concurrency))
+    finally:
+        bar.close()
+    return Report(tuple(attempts))
 
+
+def attempts_of(bench: Workbench, plan: Sequence[_Slot], concurrency: int, scene: Literal["chat", "session"] = "chat",
+                flying: Callable[[int], None] | None = None,
+                done: Callable[[Attempt], None] | None = None) -> list[Attempt]:
+    """The planned attempts run on `bench`, `concurrency` in flight, in plan order; `flying(+1 or
+    -1)` and `done(attempt)` tell the progress bar (a cluster worker runs this with neither)."""
     def start(slot: _Slot) -> tuple[concurrent.futures.Future[tuple[Run, float]], tuple[_Slot, Invocation]]:
         model = slot.source if isinstance(slot.source, Model) else slot.source()
         inv = bench.invocation(scene)
@@ -246,40 +273,59 @@ def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSourc
             result = await inv.arun(model, slot.case.prompt, system=slot.case.system, max_rounds=slot.case.max_rounds)
             return result, time.perf_counter() - began
 
-        counts["flying"] += 1
+        if flying is not None:
+            flying(1)
         return inv.submit(timed()), (slot, inv)
 
     def judged(started: tuple[_Slot, Invocation],
                future: concurrent.futures.Future[tuple[Run, float]]) -> Attempt | None:
         slot, inv = started
         inv.close()  # its records stay; its log is not held open for every attempt
-        counts["flying"] -= 1
+        if flying is not None:
+            flying(-1)
         if future.cancelled():
             return None
         attempt = _judged(slot, *future.result())
-        counts["passed" if attempt.passed else "failed"] += 1
-        if bar is not None:
-            finished = counts["passed"] + counts["failed"]
-            bar.set_postfix(passed=f"{counts['passed'] / finished:.0%}", failed=counts["failed"],
-                            in_flight=counts["flying"], refresh=False)
-            bar.update(1)
+        if done is not None:
+            done(attempt)
         return attempt
 
-    try:
-        attempts = run_bounded(plan, start, judged, concurrency)
-    finally:
-        if bar is not None:
-            bar.close()
-    return Report(tuple(a for a in attempts if a is not None))
+    return [a for a in run_bounded(plan, start, judged, concurrency) if a is not None]
 
 
-def _progress(total: int, shown: bool) -> Any:
-    """A tqdm bar (tqdm.auto: a widget in a notebook, text in a terminal), or None."""
-    if not shown:
-        return None
-    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+class _Progress:
+    """A tqdm bar (tqdm.auto: a widget in a notebook, text in a terminal) of attempts done, the
+    running pass rate, failed and in flight; does nothing when not shown."""
 
-    return tqdm(total=total, desc="attempts", unit="attempt")
+    def __init__(self, total: int, shown: bool) -> None:
+        self._bar: Any = None
+        self._counts = {"flying": 0, "passed": 0, "failed": 0}
+        if shown:
+            from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+            self._bar = tqdm(total=total, desc="attempts", unit="attempt")
+
+    def flying(self, change: int) -> None:
+        self._counts["flying"] += change
+
+    def done(self, attempt: Attempt) -> None:
+        self._counts["passed" if attempt.passed else "failed"] += 1
+        if self._bar is not None:
+            counts = self._counts
+            finished = counts["passed"] + counts["failed"]
+            self._bar.set_postfix(passed=f"{counts['passed'] / finished:.0%}", failed=counts["failed"],
+                                  in_flight=counts["flying"], refresh=False)
+            self._bar.update(1)
+
+    def done_all(self, attempts: Sequence[Attempt], flying: int) -> None:
+        """A cluster shard came back; `flying` attempts are still out on the workers."""
+        self._counts["flying"] = flying
+        for attempt in attempts:
+            self.done(attempt)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _plan(cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource],

@@ -14,7 +14,7 @@ import asyncio
 import atexit
 import contextlib
 import weakref
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
@@ -105,6 +105,16 @@ class McpManager(ServerFeatures):
         self, source: str | Path | Mapping[str, Any], *, connect: bool = True, timeout: float | None = None
     ) -> list[McpServerInfo]:
         return await self._loop.run_async(self._add(parse_mcp_json(source, timeout=timeout), connect))
+
+    def registrations(self) -> list[ServerOptions]:
+        """Every registration as it was asked (id, transport, timeout, switch, roots): what
+        `restore` registers again in another bench (a copied workspace, a cluster worker)."""
+        return [ServerOptions(e.spec.name, e.spec.transport, id=e.spec.id, timeout=e.spec.timeout,
+                              enabled=e.enabled, roots=e.spec.roots) for e in self._entries.values()]
+
+    def restore(self, options: Sequence[ServerOptions], *, connect: bool = True) -> list[McpServerInfo]:
+        """Register `registrations()` of another manager, all or none, and connect them."""
+        return self._run(self._add(list(options), connect))
 
     async def _add(self, options: list[ServerOptions], connect: bool) -> list[McpServerInfo]:
         """Register all of `options` or none, then connect the enabled ones concurrently."""

@@ -15,7 +15,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolbenchError
@@ -27,12 +27,14 @@ from ..tools.worldinfo_book import WorldInfoBook, load_worldinfo
 from .approval import Handler as ApprovalHandler
 from .demo import seed_demo_workspace
 from .extensions import make_extension_tool
+from .in_flight import check_concurrency, check_executor
 from .invocation import Invocation
 from .kernel import Kernel
 from .observers import Observer
 from .replay import Replay, replay, replay_many
 from .sources import ToolSource
 from .store import make_folders
+from .workspace_pack import unpack
 
 EXPORT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 
@@ -55,18 +57,24 @@ class Workbench:
     EXPORTS: ClassVar[str] = ".toolbench/exports"
 
     def __init__(self, workspace: str | Path | None = None, profile: Profile | str | Path | None = None,
-                 *, seed: int | None = None) -> None:
-        # A demo workspace the bench made itself is removed again by close().
+                 *, seed: int | None = None, _files: bytes | None = None) -> None:
+        # A workspace the bench made itself is removed again by close(): the demo, or a copy
+        # unpacked from a recipe's files (`_files`, runtime/recipe.py).
         self._owns_workspace = workspace is None
         if workspace is None:
             self.workspace = Path(tempfile.mkdtemp(prefix="toolbench-"))
             _OWNED_WORKSPACES.add(self.workspace)  # removed at exit if the bench is left open
-            seed_demo_workspace(self.workspace)
         else:
             self.workspace = _workspace_folder(workspace)
+        if _files is not None:
+            unpack(_files, self.workspace)
+        elif workspace is None:
+            seed_demo_workspace(self.workspace)
         make_folders(self.workspace, WORKSPACE_DIRS)
         self._kernel = Kernel(self.workspace, _as_profile(profile), seed=seed)
         self._close_listeners: list[Callable[[], None]] = []
+        self._registrations: dict[ToolId, dict[str, Any]] = {}  # as asked: what a recipe registers again
+        self._added_sources: list[ToolSource] = []
 
     @classmethod
     def demo(cls, workspace: str | Path | None = None, *, seed: int | None = 7) -> Workbench:
@@ -146,9 +154,11 @@ class Workbench:
         inline and unbounded, unless `timeout` is given: it then runs on a worker thread and the
         call ends with `extension.tool_timeout` when the time is up; the thread cannot be killed,
         so the function keeps running (and may still have effects) after that result."""
-        return self._kernel.extensions.register(make_extension_tool(
-            extension_id, fn, name=name, description=description, input_schema=input_schema, scenes=scenes,
-            timeout=timeout))
+        asked: dict[str, Any] = {"extension_id": extension_id, "fn": fn, "name": name, "description": description,
+                 "input_schema": input_schema, "scenes": tuple(scenes), "timeout": timeout}
+        tool_id = self._kernel.extensions.register(make_extension_tool(**asked))
+        self._registrations[tool_id] = asked
+        return tool_id
 
     def tool(self, extension_id: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator form of `register_tool`; returns the function unchanged."""
@@ -158,13 +168,16 @@ class Workbench:
         return decorate
 
     def unregister_tool(self, tool_id: str | ToolId) -> None:
-        self._kernel.extensions.unregister(ToolId.parse(str(tool_id)))
+        parsed = ToolId.parse(str(tool_id))
+        self._kernel.extensions.unregister(parsed)
+        self._registrations.pop(parsed, None)
 
     def add_source(self, source: ToolSource) -> None:
         """Add a tool source after the builtins, the extension tools and the MCP servers: a
         `toolbench.ToolSource` subclass (its `descriptors()` and `call()`; see runtime/sources.py).
         Its tools join the catalog and go through the same gate, checks and records."""
         self._kernel.add_source(source)
+        self._added_sources.append(source)
 
     # approval -----------------------------------------------------------------------------
     def set_permission(self, tool: str | ToolId, permission: str) -> ToolId:
@@ -233,10 +246,19 @@ class Workbench:
         return replay(self._kernel, source, protocol=protocol, scene=scene)
 
     def replay_many(self, sources: Iterable[Any], *, protocol: str | None = None, scene: Scene = "chat",
-                    concurrency: int = 1) -> list[Replay]:
+                    concurrency: int = 1, executor: Literal["ray"] | None = None) -> list[Replay]:
         """`replay` of each source (any iterable, read as it goes: a corpus is never all in
-        memory), `concurrency` in flight on the bench loop; the replays in the sources' order."""
-        return replay_many(self._kernel, sources, protocol=protocol, scene=scene, concurrency=concurrency)
+        memory), `concurrency` in flight on the bench loop; the replays in the sources' order.
+        `executor="ray"` sends shards of read recordings to a Ray cluster's workers, each with a
+        bench built from this one (runtime/on_ray.py), `concurrency` in flight on each; their
+        replays come back without their invocation (`Replay.invocation_id` names it)."""
+        check_executor(executor)
+        if executor is None:
+            return replay_many(self._kernel, sources, protocol=protocol, scene=scene, concurrency=concurrency)
+        check_concurrency(concurrency)
+        from . import on_ray  # Ray loads only when asked for
+
+        return on_ray.replay_many(self, sources, protocol=protocol, scene=scene, concurrency=concurrency)
 
     # lifetime -----------------------------------------------------------------------------
     @property

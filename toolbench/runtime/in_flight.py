@@ -30,6 +30,12 @@ def check_concurrency(concurrency: object) -> int:
     return concurrency
 
 
+def check_executor(executor: object) -> None:
+    if not (executor is None or executor == "ray"):
+        raise ToolbenchError("bench.misuse", f"executor is None (this process) or 'ray' (a Ray cluster: "
+                             f"pip install 'toolbench[ray]'), not {executor!r}")
+
+
 def run_bounded(items: Iterable[T], start: Callable[[T], tuple[concurrent.futures.Future[R], H]],
                 done: Callable[[H, concurrent.futures.Future[R]], U], concurrency: int) -> list[U]:
     """`start(item)` gives the item's future and a handle; `done(handle, future)` is called on

@@ -26,7 +26,7 @@ import concurrent.futures
 import difflib
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -73,10 +73,12 @@ class CallDiff:
 
 @dataclass(frozen=True, slots=True)
 class Replay:
-    """The outcome of `bench.replay`: every call with its status, and the invocation it ran in."""
+    """The outcome of `bench.replay`: every call with its status, and the invocation it ran in
+    (`invocation` is None for a replay a cluster worker ran: its bench closed with the worker)."""
 
     diffs: tuple[CallDiff, ...]
-    invocation: Invocation
+    invocation_id: str
+    invocation: Invocation | None = None
 
     @property
     def ok(self) -> bool:
@@ -94,7 +96,7 @@ class Replay:
     def report(self) -> str:
         """A summary line, then each call that is not `same`, with the diff of a changed text."""
         counts = ", ".join(f"{n} {s}" for s, n in self.counts().items() if n)
-        lines = [f"Replay in {self.invocation.id}: {len(self.diffs)} calls" + (f" ({counts})" if counts else "")
+        lines = [f"Replay in {self.invocation_id}: {len(self.diffs)} calls" + (f" ({counts})" if counts else "")
                  + (", ok" if self.ok else "")]
         for d in self.changed:
             shown = d.after is not None and (d.before.error_code or d.after.error_code)
@@ -148,30 +150,49 @@ def replay(kernel: Kernel, source: Any, *, protocol: str | None = None, scene: S
 def replay_many(kernel: Kernel, sources: Iterable[Any], *, protocol: str | None = None, scene: Scene = "chat",
                 concurrency: int = 1) -> list[Replay]:
     """See `Workbench.replay_many`: each source as `replay` does, `concurrency` in flight."""
-    def start(source: Any) -> tuple[concurrent.futures.Future[Replay], Invocation]:
-        inv, recording = prepare(kernel, source, protocol, scene)
+    check_scene(scene)
+
+    def read() -> Iterator[tuple[Recording, int | None]]:
+        for source in sources:  # read as the runs start: a corpus is never all in memory
+            recording = read_source(kernel, source, protocol)
+            yield recording, place_of(kernel, recording.invocation_id)
+
+    return replay_read(kernel, read(), scene=scene, concurrency=concurrency)
+
+
+def replay_read(kernel: Kernel, recordings: Iterable[tuple[Recording, int | None]], *, scene: Scene,
+                concurrency: int) -> list[Replay]:
+    """Read recordings (with their places: `begin`) replayed, `concurrency` in flight."""
+    def start(read: tuple[Recording, int | None]) -> tuple[concurrent.futures.Future[Replay], Invocation]:
+        recording, place = read
+        inv = begin(kernel, recording, place, scene)
         return kernel.loop.submit(areplay(inv, recording)), inv
 
     def ended(inv: Invocation, future: concurrent.futures.Future[Replay]) -> Replay | None:
         inv.close()  # its records stay: a corpus must not hold a log open per recording
         return None if future.cancelled() else future.result()
 
-    return [r for r in run_bounded(sources, start, ended, concurrency) if r is not None]
+    return [r for r in run_bounded(recordings, start, ended, concurrency) if r is not None]
 
 
 def prepare(kernel: Kernel, source: Any, protocol: str | None, scene: Scene) -> tuple[Invocation, Recording]:
     """The recording read, and the fresh invocation it replays in (made off the bench loop)."""
-    if scene not in ("chat", "session"):
-        raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
+    check_scene(scene)
     recording = read_source(kernel, source, protocol)
+    return begin(kernel, recording, place_of(kernel, recording.invocation_id), scene), recording
+
+
+def begin(kernel: Kernel, recording: Recording, place: int | None, scene: Scene) -> Invocation:
+    """The fresh invocation a read recording replays in; `place` is the recorded invocation's
+    among those the reading bench made (a cluster worker is given it: its bench made none)."""
+    check_scene(scene)
     # The recording's rounds all run, whatever the profile's round limit now.
     rounds = max(kernel.profile.run.max_rounds, len(recording.rounds))
     inv = kernel.new_invocation(scene, f"inv_{uuid.uuid4().hex[:12]}",
                                 profile=kernel.profile.edit(run={"maxRounds": rounds}))
-    place = _place(kernel, recording.invocation_id)
     if kernel.seed is not None and place is not None:
         inv.state.rng = invocation_rng(kernel.seed, place)
-    return inv, recording
+    return inv
 
 
 async def areplay(inv: Invocation, recording: Recording) -> Replay:
@@ -185,7 +206,7 @@ async def areplay(inv: Invocation, recording: Recording) -> Replay:
             # A call the recorded run refused for its round limit is a run rule, not the tool: kept as it was.
             now = c.before if c.before.error_code == ROUND_LIMIT else after.get(c.call_id)
             diffs.append(CallDiff(c.round, c.call_id, c.call_name, status_of(c.before, now), c.before, now))
-    return Replay(tuple(diffs), inv)
+    return Replay(tuple(diffs), inv.id, inv)
 
 
 def _runs(inv: Invocation, call: RecordedCall) -> bool:
@@ -204,7 +225,12 @@ def _outcome(inv: Invocation, recording: Recording, result: ToolResult) -> CallO
     return CallOutcome(read.content, read.is_error, result.error_code)
 
 
-def _place(kernel: Kernel, invocation_id: str | None) -> int | None:
+def check_scene(scene: object) -> None:
+    if scene not in ("chat", "session"):
+        raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
+
+
+def place_of(kernel: Kernel, invocation_id: str | None) -> int | None:
     """The recorded invocation's place among those the kernel made (its dice stream)."""
     if invocation_id is None:
         return None
