@@ -229,3 +229,30 @@ def test_the_progress_bar_counts_attempts_and_the_pass_rate(bench: Workbench, ca
     err = capsys.readouterr().err
     assert "attempts" in err and "4/4" in err and "passed=50%" in err and "failed=2" in err
     assert repr(report) == "Report(2/4 attempts passed)"
+
+
+# attempts that write ------------------------------------------------------------------------
+def patcher() -> ScriptedModel:
+    return ScriptedModel([[("workspace_read_file", {"path": "work/notes.md"})],
+                          [("workspace_apply_patch", {"path": "work/notes.md", "old_string": "sleeps",
+                                                      "new_string": "woke"})], "Woken."])
+
+
+def test_attempts_that_write_get_their_own_workspace_copy(tmp_path: Path) -> None:
+    allow = [*TOOLS, "builtin:workspace.apply_patch"]
+    with Workbench(tmp_path / "ws", Profile.default().edit(allow=allow)) as b:
+        (b.workspace / "work").mkdir(exist_ok=True)
+        notes = b.workspace / "work" / "notes.md"
+        notes.write_text("a dragon sleeps here\n", encoding="utf-8")
+        patched = [evals.called("workspace_apply_patch")]
+        shared = evals.run(b, [evals.Case("wakes", "Wake it", expect=patched)], [patcher], repeat=3)
+        # Shared, the first attempt's edit is the next one's workspace: it finds nothing to patch.
+        assert [a.passed for a in shared.attempts] == [True, False, False]
+        notes.write_text("a dragon sleeps here\n", encoding="utf-8")
+        copies = evals.run(b, [evals.Case("wakes", "Wake it", expect=patched, workspace="copy")], [patcher],
+                           repeat=3, concurrency=3)
+        assert [a.passed for a in copies.attempts] == [True, True, True]
+        assert notes.read_text(encoding="utf-8") == "a dragon sleeps here\n"  # each wrote its own copy
+        with pytest.raises(ToolbenchError) as misuse:
+            evals.run(b, [evals.Case("x", "y", workspace="mine")], [patcher])  # type: ignore[arg-type]
+        assert misuse.value.code == "bench.misuse" and "'copy'" in misuse.value.message

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .core.errors import ToolbenchError
 from .models import Model
 from .runtime.in_flight import check_concurrency, check_executor, run_bounded
+from .runtime.recipe import BenchRecipe
 from .runtime.run import token_counts
 
 if TYPE_CHECKING:
@@ -55,6 +56,9 @@ class Case:
     expect: Sequence[Expectation] = ()
     system: str | None = None
     max_rounds: int | None = None
+    # "copy": each attempt runs in its own copy of the workspace (a bench built from this one's
+    # recipe, its MCP servers started again; removed after), for cases whose tools write.
+    workspace: Literal["shared", "copy"] = "shared"
 
 
 @dataclass(frozen=True)
@@ -264,9 +268,19 @@ def attempts_of(bench: Workbench, plan: Sequence[_Slot], concurrency: int, scene
                 done: Callable[[Attempt], None] | None = None) -> list[Attempt]:
     """The planned attempts run on `bench`, `concurrency` in flight, in plan order; `flying(+1 or
     -1)` and `done(attempt)` tell the progress bar (a cluster worker runs this with neither)."""
-    def start(slot: _Slot) -> tuple[concurrent.futures.Future[tuple[Run, float]], tuple[_Slot, Invocation]]:
+    recipes: list[BenchRecipe] = []  # made when a case first asks for a copy, then built per attempt
+
+    def home(slot: _Slot) -> Workbench:
+        if slot.case.workspace == "shared":
+            return bench
+        if not recipes:
+            recipes.append(BenchRecipe.of(bench))
+        return recipes[0].build()
+
+    def start(slot: _Slot) -> tuple[concurrent.futures.Future[tuple[Run, float]], tuple[_Slot, Workbench, Invocation]]:
         model = slot.source if isinstance(slot.source, Model) else slot.source()
-        inv = bench.invocation(scene)
+        where = home(slot)
+        inv = where.invocation(scene)
 
         async def timed() -> tuple[Run, float]:  # timed on the loop: not the wait for a free slot
             began = time.perf_counter()
@@ -275,12 +289,14 @@ def attempts_of(bench: Workbench, plan: Sequence[_Slot], concurrency: int, scene
 
         if flying is not None:
             flying(1)
-        return inv.submit(timed()), (slot, inv)
+        return inv.submit(timed()), (slot, where, inv)
 
-    def judged(started: tuple[_Slot, Invocation],
+    def judged(started: tuple[_Slot, Workbench, Invocation],
                future: concurrent.futures.Future[tuple[Run, float]]) -> Attempt | None:
-        slot, inv = started
+        slot, where, inv = started
         inv.close()  # its records stay; its log is not held open for every attempt
+        if where is not bench:
+            where.close()  # a copy's files and records go with it
         if flying is not None:
             flying(-1)
         if future.cancelled():
@@ -345,6 +361,9 @@ def _plan(cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[Mo
     for case in cases:
         if not isinstance(case, Case):
             raise ToolbenchError("bench.misuse", f"cases are evals.Case values, not {type(case).__name__}")
+        if case.workspace not in ("shared", "copy"):
+            raise ToolbenchError("bench.misuse", f"case {case.name!r}: workspace is 'shared' (its attempts share "
+                                 f"the bench's files) or 'copy' (each its own), not {case.workspace!r}")
     return [_Slot(case, name, source, n) for case in cases for name, source in named.items()
             for n in range(1, repeat + 1)]
 
