@@ -14,7 +14,8 @@ import traceback
 
 from . import _common as c
 
-SCRIPTS = ("call", "run", "evals", "shell", "search", "edit", "snapshot", "results", "memory", "startup", "footprint")
+SCRIPTS = ("call", "run", "evals", "replay", "shell", "search", "edit", "snapshot", "results", "memory", "startup",
+           "footprint")
 
 
 def main(argv: list[str] | None = None) -> int:

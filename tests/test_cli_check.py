@@ -329,3 +329,13 @@ def test_every_server_text_in_the_text_report_stays_on_its_own_line():
     assert len(lines) == 6  # header, unreachable, tools, one problem, one smoke call, summary
     assert [line for line in lines if line.startswith("1 server(s)")] == [lines[-1]]
     assert not any("\x1b" in line for line in lines)
+
+
+def test_check_shows_a_bar_of_servers_checked_when_asked(tmp_path, capsys):
+    from toolbench import Workbench
+    from toolbench.cli_check import demo_config, run_check
+
+    with Workbench(tmp_path / "ws") as bench:
+        report = run_check(bench, demo_config(), progress=True)
+    err = capsys.readouterr().err
+    assert report["exit_code"] == 0 and "checking" in err and "1/1" in err and "clean=100%" in err

@@ -256,3 +256,66 @@ def test_attempts_that_write_get_their_own_workspace_copy(tmp_path: Path) -> Non
         with pytest.raises(ToolbenchError) as misuse:
             evals.run(b, [evals.Case("x", "y", workspace="mine")], [patcher])  # type: ignore[arg-type]
         assert misuse.value.code == "bench.misuse" and "'copy'" in misuse.value.message
+
+
+# each model's gate ----------------------------------------------------------------------------
+class PerName:
+    """Requests of one model name wait until `cap` of them are in flight: a gate that lets more
+    through shows as a peak over the cap; one that lets fewer through never reaches it."""
+
+    cap = 2
+    now: dict[str, int] = {}  # noqa: RUF012 - the run's shared counters
+    peak: dict[str, int] = {}  # noqa: RUF012
+    full: dict[str, Any] = {}  # noqa: RUF012
+
+    def __init__(self, name: str, turns: list[Any]) -> None:
+        self.inner = ScriptedModel(turns)
+        self.protocol, self.model = self.inner.protocol, name
+        self.read, self.user_message, self.request = self.inner.read, self.inner.user_message, self.inner.request
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
+        name = self.model
+        full = PerName.full.setdefault(name, asyncio.Event())
+        PerName.now[name] = PerName.now.get(name, 0) + 1
+        PerName.peak[name] = max(PerName.peak.get(name, 0), PerName.now[name])
+        if PerName.now[name] >= PerName.cap:
+            full.set()
+        try:
+            await asyncio.wait_for(full.wait(), 30)
+            return await self.inner.send(body)
+        finally:
+            PerName.now[name] -= 1
+
+
+def test_per_model_caps_each_models_requests_in_flight(bench: Workbench) -> None:
+    PerName.now, PerName.peak, PerName.full = {}, {}, {}
+    models = {"a": lambda: PerName("a", ["hi"]), "b": lambda: PerName("b", ["hello"])}
+    report = evals.run(bench, [CHATS], models, repeat=6, concurrency=12, per_model=2)
+    assert PerName.peak == {"a": 2, "b": 2} and report.pass_rates().loc[CHATS.name].to_dict() == {"a": 1.0, "b": 1.0}
+    for bad in (0, 1.5, "2"):
+        with pytest.raises(ToolbenchError) as misuse:
+            evals.run(bench, [CHATS], [good], per_model=bad)  # type: ignore[arg-type]
+        assert misuse.value.code == "bench.misuse"
+
+
+def test_requests_per_minute_takes_each_request_through_the_bucket(bench: Workbench,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import aiolimiter
+
+    taken: list[float] = []
+    original = aiolimiter.AsyncLimiter.acquire
+
+    async def acquire(self: aiolimiter.AsyncLimiter, amount: float = 1) -> None:
+        taken.append(self.max_rate)
+        await original(self, amount)
+
+    monkeypatch.setattr(aiolimiter.AsyncLimiter, "acquire", acquire)
+    report = evals.run(bench, [READS, CHATS], {"good": good}, repeat=2, concurrency=4, requests_per_minute=600)
+    assert taken == [600.0] * 8  # four attempts of two requests each (a read, then the answer)
+    assert all(a.passed for a in report.attempts if a.case == READS.name)
+    for bad in (0, -5, float("inf"), "60"):
+        with pytest.raises(ToolbenchError) as misuse:
+            evals.run(bench, [CHATS], [good], requests_per_minute=bad)  # type: ignore[arg-type]
+        assert misuse.value.code == "bench.misuse"

@@ -232,7 +232,7 @@ def _check(bench: Workbench, args: argparse.Namespace, screen: Screen) -> int:
     config = demo_config() if args.demo else args.mcp_config
     screen.hide_config_values(config)
     report = run_check(bench, config, servers=args.server, scene=args.scene,
-                       gemini_schema=args.gemini_schema, timeout=args.timeout)
+                       gemini_schema=args.gemini_schema, timeout=args.timeout, progress=None)  # a bar on a terminal
     for server in report["servers"]:
         if server["error"] is not None:
             print(screen.line(unreachable_line(bench.mcp.info(server["name"]))), file=sys.stderr)

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import MISSING, ToolbenchError, ToolId
 from .cli_screen import one_line
+from .progress import Progress
 
 if TYPE_CHECKING:  # the bench's modules load when a check runs, not for `toolbench --help`
     from . import Workbench
@@ -151,33 +152,57 @@ def smoke_calls(config: str | Path | Mapping[str, Any]) -> dict[str, list[SmokeC
 
 def run_check(bench: Workbench, config: str | Path | Mapping[str, Any], *, servers: Sequence[str] = (),
               scene: Scene = "chat",
-              gemini_schema: str = "json-schema", timeout: float | None = None) -> dict[str, Any]:
+              gemini_schema: str = "json-schema", timeout: float | None = None,
+              progress: bool | None = False) -> dict[str, Any]:
     """Connect, check and smoke-call; the report (`JSON_HELP` gives its shape). `timeout` is
-    the seconds of each server that gives none in the config."""
+    the seconds of each server that gives none in the config. `progress` shows a bar on stderr
+    (None: on a terminal only) of the servers checked, the rate of clean ones, in flight."""
+    smoke = smoke_calls(config)  # before connecting: a malformed block starts no server
+    bar = Progress(None, progress, desc="connecting", unit="server", good="clean", bad="with problems")
+    try:
+        return _checked(bench, config, smoke, servers, scene, gemini_schema, timeout, bar)
+    finally:
+        bar.close()
+
+
+def _checked(bench: Workbench, config: str | Path | Mapping[str, Any], smoke: Mapping[str, list[SmokeCall]],
+             servers: Sequence[str], scene: Scene, gemini_schema: str, timeout: float | None,
+             bar: Progress) -> dict[str, Any]:
     from .cli_bench import load_servers
 
-    smoke = smoke_calls(config)  # before connecting: a malformed block starts no server
     infos = load_servers(bench, config, servers, timeout)
+    bar.describe("checking", total=len(infos))
     active = [info.name for info in infos if info.state == "active"]
     with ThreadPoolExecutor(max(1, min(LISTING_THREADS, len(active) * len(FEATURES)))) as pool:
         listings = {(name, feature): pool.submit(_listing(bench, feature), name)
                     for name in active for feature in FEATURES}
         snapshot = bench.invocation(scene).snapshot
         problems = snapshot.check(schema=gemini_schema)
-        reports = [_server_report(bench, info, snapshot, problems, smoke.get(info.name, []), scene)
-                   for info in infos]
+        reports = []
+        for info in infos:
+            reports.append(_server_report(bench, info, snapshot, problems, smoke.get(info.name, []), scene))
+            bar.done(_clean(reports[-1]))
     for report in reports:
         report["features"] = _features(report["name"], listings)
     summary = {
         "servers": len(reports),
         "unreachable": sum(not r["reachable"] for r in reports),
-        "fatal": sum(p["fatal"] and not p["repaired"] for r in reports for p in r["problems"]),
+        "fatal": sum(_fatal(p) for r in reports for p in r["problems"]),
         "repaired": sum(p["repaired"] for r in reports for p in r["problems"]),
         "smoke_failed": sum(not s["ok"] for r in reports for s in r["smoke"]),
     }
     # A config that names no server to check is a problem too: CI must not pass on a misplaced file.
     code = 2 if summary["unreachable"] else 1 if summary["fatal"] or summary["smoke_failed"] or not reports else 0
     return {"version": REPORT_VERSION, "exit_code": code, "summary": summary, "servers": reports}
+
+
+def _clean(report: Mapping[str, Any]) -> bool:
+    return bool(report["reachable"]) and all(s["ok"] for s in report["smoke"]) and not any(
+        map(_fatal, report["problems"]))
+
+
+def _fatal(problem: Mapping[str, Any]) -> bool:
+    return bool(problem["fatal"] and not problem["repaired"])
 
 
 def _server_report(bench: Workbench, info: McpServerInfo, snapshot: Any, problems: list[Any],

@@ -22,8 +22,11 @@ ones here cover the common checks.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
 import functools
+import importlib.util
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .core.errors import ToolbenchError
 from .models import Model
+from .progress import Progress
 from .runtime.in_flight import check_concurrency, check_executor, run_bounded
 from .runtime.recipe import BenchRecipe
 from .runtime.run import token_counts
@@ -226,14 +230,17 @@ class _Slot:
 
 def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource], *,
         repeat: int = 1, concurrency: int = 1, scene: Literal["chat", "session"] = "chat",
-        progress: bool = False, executor: Literal["ray"] | None = None) -> Report:
+        progress: bool = False, executor: Literal["ray"] | None = None, per_model: int | None = None,
+        requests_per_minute: float | None = None) -> Report:
     """Run every case `repeat` times against every model (a mapping of names to models, or a
     list named by each model's `model`), each attempt in a fresh invocation.
 
     `concurrency` attempts are in flight at once on the bench loop (a model's requests wait on
     its API, not on each other); the report is in plan order (case, model, attempt) whatever
     the order they finish in, so it is the sequential run's apart from timing. Rate limits are
-    the SDK client's (its retries honour `Retry-After` on 429): give it `max_retries`. A model
+    the SDK client's (its retries honour `Retry-After` on 429): give it `max_retries`; besides,
+    `per_model` caps each model's requests in flight and `requests_per_minute` the requests each
+    model starts in any minute (aiolimiter's leaky bucket). A model
     given as one object is shared by its attempts in flight: give a factory when it keeps state.
     `progress=True` shows a bar (attempts done, the running pass rate, failed, in flight).
 
@@ -244,30 +251,34 @@ def run(bench: Workbench, cases: Sequence[Case], models: Mapping[str, ModelSourc
     plan = _plan(cases, models, repeat)
     check_concurrency(concurrency)
     check_executor(executor)
-    bar = _Progress(len(plan), progress)
+    limits = _Limits.checked(per_model, requests_per_minute)
+    bar = Progress(len(plan), progress, desc="attempts", unit="attempt")
     try:
         if executor is None:
-            attempts = attempts_of(bench, plan, concurrency, scene, bar.flying, bar.done)
+            attempts = attempts_of(bench, plan, concurrency, scene, limits, bar.flying, lambda a: bar.done(a.passed))
         else:
             from .runtime import on_ray  # Ray loads only when asked for
 
-            models_sent = {s.model: s.source for s in plan}
+            travelling = [(f"model `{name}`", source, "give a factory that makes its SDK client (a client holds "
+                           "open connections): lambda: OpenAIChat(OpenAI(), ...)")
+                          for name, source in {s.model: s.source for s in plan}.items()]
             attempts = on_ray.run_shards(
                 bench, on_ray.chunks(plan, concurrency),
-                functools.partial(attempts_of, concurrency=concurrency, scene=scene),
-                bar.done_all, [(f"model `{name}`", source, "give a factory that makes its SDK client (a client "
-                                "holds open connections): lambda: OpenAIChat(OpenAI(), ...)")
-                               for name, source in models_sent.items()], count=-(-len(plan) // concurrency))
+                functools.partial(attempts_of, concurrency=concurrency, scene=scene, limits=limits),
+                lambda got, out: bar.done_many((a.passed for a in got), out), travelling,
+                count=-(-len(plan) // concurrency))
     finally:
         bar.close()
     return Report(tuple(attempts))
 
 
 def attempts_of(bench: Workbench, plan: Sequence[_Slot], concurrency: int, scene: Literal["chat", "session"] = "chat",
-                flying: Callable[[int], None] | None = None,
+                limits: _Limits | None = None, flying: Callable[[int], None] | None = None,
                 done: Callable[[Attempt], None] | None = None) -> list[Attempt]:
-    """The planned attempts run on `bench`, `concurrency` in flight, in plan order; `flying(+1 or
-    -1)` and `done(attempt)` tell the progress bar (a cluster worker runs this with neither)."""
+    """The planned attempts run on `bench`, `concurrency` in flight, in plan order, each model's
+    requests through its gate (`limits`); `flying(+1 or -1)` and `done(attempt)` tell the
+    progress bar (a cluster worker runs this with neither: its gates are its own)."""
+    gates = _Gates(limits or _Limits())
     recipes: list[BenchRecipe] = []  # made when a case first asks for a copy, then built per attempt
 
     def home(slot: _Slot) -> Workbench:
@@ -275,10 +286,10 @@ def attempts_of(bench: Workbench, plan: Sequence[_Slot], concurrency: int, scene
             return bench
         if not recipes:
             recipes.append(BenchRecipe.of(bench))
-        return recipes[0].build()
+        return recipes[0].build(beside=bench)
 
     def start(slot: _Slot) -> tuple[concurrent.futures.Future[tuple[Run, float]], tuple[_Slot, Workbench, Invocation]]:
-        model = slot.source if isinstance(slot.source, Model) else slot.source()
+        model = gates.gated(slot.model, slot.source if isinstance(slot.source, Model) else slot.source())
         where = home(slot)
         inv = where.invocation(scene)
 
@@ -309,39 +320,66 @@ def attempts_of(bench: Workbench, plan: Sequence[_Slot], concurrency: int, scene
     return [a for a in run_bounded(plan, start, judged, concurrency) if a is not None]
 
 
-class _Progress:
-    """A tqdm bar (tqdm.auto: a widget in a notebook, text in a terminal) of attempts done, the
-    running pass rate, failed and in flight; does nothing when not shown."""
+@dataclass(frozen=True)
+class _Limits:
+    per_model: int | None = None
+    requests_per_minute: float | None = None
 
-    def __init__(self, total: int, shown: bool) -> None:
-        self._bar: Any = None
-        self._counts = {"flying": 0, "passed": 0, "failed": 0}
-        if shown:
-            from tqdm.auto import tqdm  # type: ignore[import-untyped]
+    @classmethod
+    def checked(cls, per_model: int | None, requests_per_minute: float | None) -> _Limits:
+        if per_model is not None and (type(per_model) is not int or per_model < 1):
+            raise ToolbenchError("bench.misuse", f"per_model is a positive int or None, not {per_model!r}")
+        rpm = requests_per_minute
+        if rpm is None:
+            return cls(per_model)
+        if type(rpm) not in (int, float) or not 0 < rpm < float("inf"):
+            raise ToolbenchError("bench.misuse", f"requests_per_minute is a positive number or None, not {rpm!r}")
+        if importlib.util.find_spec("aiolimiter") is None:
+            raise ToolbenchError("bench.misuse", "requests_per_minute needs aiolimiter: "
+                                 "pip install 'toolbench[models]'")
+        return cls(per_model, float(rpm))
 
-            self._bar = tqdm(total=total, desc="attempts", unit="attempt")
 
-    def flying(self, change: int) -> None:
-        self._counts["flying"] += change
+class _Gates:
+    """Each model name's gate for one run: a semaphore of `per_model` requests in flight and an
+    aiolimiter bucket of `requests_per_minute`, made when a name is first seen, on the bench
+    loop's side (attempts in workspace copies run on that loop too)."""
 
-    def done(self, attempt: Attempt) -> None:
-        self._counts["passed" if attempt.passed else "failed"] += 1
-        if self._bar is not None:
-            counts = self._counts
-            finished = counts["passed"] + counts["failed"]
-            self._bar.set_postfix(passed=f"{counts['passed'] / finished:.0%}", failed=counts["failed"],
-                                  in_flight=counts["flying"], refresh=False)
-            self._bar.update(1)
+    def __init__(self, limits: _Limits) -> None:
+        self._limits = limits
+        self._gates: dict[str, tuple[Any, Any]] = {}
 
-    def done_all(self, attempts: Sequence[Attempt], flying: int) -> None:
-        """A cluster shard came back; `flying` attempts are still out on the workers."""
-        self._counts["flying"] = flying
-        for attempt in attempts:
-            self.done(attempt)
+    def gated(self, name: str, model: Model) -> Model:
+        if self._limits.per_model is None and self._limits.requests_per_minute is None:
+            return model
+        if name not in self._gates:
+            rate = self._limits.requests_per_minute
+            bucket = None
+            if rate is not None:
+                from aiolimiter import AsyncLimiter  # only a run that asks for a rate loads it
 
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
+                bucket = AsyncLimiter(rate, 60)
+            cap = self._limits.per_model
+            self._gates[name] = (None if cap is None else asyncio.Semaphore(cap), bucket)
+        return _Gated(model, *self._gates[name])
+
+
+class _Gated:
+    """`model` with each request waiting for its gate (the rate first, then a free slot)."""
+
+    def __init__(self, model: Model, in_flight: asyncio.Semaphore | None, rate: Any) -> None:
+        self._model, self._in_flight, self._rate = model, in_flight, rate
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        async with contextlib.AsyncExitStack() as gate:
+            if self._rate is not None:
+                await gate.enter_async_context(self._rate)
+            if self._in_flight is not None:
+                await gate.enter_async_context(self._in_flight)
+            return await self._model.send(body)
 
 
 def _plan(cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource],

@@ -97,7 +97,6 @@ def test_a_cluster_replay_gives_the_in_process_replays(cluster: None, bench: Wor
     assert seen(there) == seen(here)
     assert {d.status for r in there for d in r.diffs} == {"same", "missing"}  # the seeded dice rolled alike
     assert all(r.invocation is None and r.invocation_id.startswith("inv_") for r in there)
-    assert all(r.invocation is not None for r in here)
 
 
 def test_a_part_that_cannot_travel_is_named_before_anything_starts(bench: Workbench) -> None:

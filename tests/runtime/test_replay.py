@@ -455,7 +455,10 @@ def test_replay_many_runs_recordings_in_flight_in_their_order(make_bench, concur
     assert tool.peak == min(concurrency, len(runs)) and tool.now == 0
     assert [statuses(r) for r in replays] == [[("shout", "same"), ("dice_roll", "same"), ("shout", "same")]] * 10
     assert [[d.call_id for d in r.diffs] for r in replays] == [[x.call_id for x in run.results] for run in runs]
-    assert len({r.invocation.id for r in replays}) == 10
+    assert len({r.invocation_id for r in replays}) == 10 and all(r.invocation is None for r in replays)
+    again = bench.open_invocation(replays[0].invocation_id)  # each named, its records kept on disk
+    assert [r.call_name for r in again.records] == ["shout", "dice_roll", "shout"]
+    assert all(inv.id != replays[0].invocation_id for inv in bench._kernel.invocations[:-1])  # none held
 
 
 def test_replay_many_refuses_a_bad_concurrency_and_stops_at_a_bad_source(make_bench):
@@ -467,3 +470,16 @@ def test_replay_many_refuses_a_bad_concurrency_and_stops_at_a_bad_source(make_be
     with pytest.raises(ToolbenchError) as bad:
         bench.replay_many([run, "no such invocation", run], concurrency=2)
     assert bad.value.code == "replay.source_invalid"  # the first bad source stops the batch, with its code
+
+
+def test_replay_many_shows_a_bar_of_runs_done_and_the_rate_of_same(make_bench, capsys):
+    bench = make(make_bench)
+    runs = [record(bench) for _ in range(3)]
+    bench.unregister_tool(SHOUT)
+    shout(bench, lambda text: text.lower())  # now every shout is `changed`
+    replays = bench.replay_many([runs[0], runs[1]], progress=True)
+    err = capsys.readouterr().err
+    assert "replays" in err and "2/2" in err and "same=0%" in err and "changed=2" in err
+    assert [r.ok for r in replays] == [False, False]
+    bench.replay_many(iter(runs), progress=False)
+    assert capsys.readouterr().err == ""  # no bar asked, none drawn

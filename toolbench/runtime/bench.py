@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -21,6 +21,7 @@ from ..core.descriptors import Scene, ToolDescriptor
 from ..core.errors import ToolbenchError
 from ..core.ids import ToolId
 from ..core.profile import Profile
+from ..progress import Progress
 from ..tools.chat_history import ChatHistory, load_chat
 from ..tools.workspace.runtime_files import write_runtime_file
 from ..tools.worldinfo_book import WorldInfoBook, load_worldinfo
@@ -55,11 +56,13 @@ class Workbench:
     # A person's exports: beside the runtime's own files, never where a model's tools list or
     # search (a model reading one would take its own past calls for workspace content).
     EXPORTS: ClassVar[str] = ".toolbench/exports"
+    _kernel: Kernel
 
     def __init__(self, workspace: str | Path | None = None, profile: Profile | str | Path | None = None,
-                 *, seed: int | None = None, _files: bytes | None = None) -> None:
+                 *, seed: int | None = None, _files: bytes | None = None, _beside: Workbench | None = None) -> None:
         # A workspace the bench made itself is removed again by close(): the demo, or a copy
-        # unpacked from a recipe's files (`_files`, runtime/recipe.py).
+        # unpacked from a recipe's files (`_files`, runtime/recipe.py), on the loop of the bench
+        # it was built `_beside` when one is given.
         self._owns_workspace = workspace is None
         if workspace is None:
             self.workspace = Path(tempfile.mkdtemp(prefix="toolbench-"))
@@ -71,7 +74,8 @@ class Workbench:
         elif workspace is None:
             seed_demo_workspace(self.workspace)
         make_folders(self.workspace, WORKSPACE_DIRS)
-        self._kernel = Kernel(self.workspace, _as_profile(profile), seed=seed)
+        self._kernel = Kernel(self.workspace, _as_profile(profile), seed=seed,
+                              loop=None if _beside is None else _beside._kernel.loop)
         self._close_listeners: list[Callable[[], None]] = []
         self._registrations: dict[ToolId, dict[str, Any]] = {}  # as asked: what a recipe registers again
         self._added_sources: list[ToolSource] = []
@@ -246,19 +250,29 @@ class Workbench:
         return replay(self._kernel, source, protocol=protocol, scene=scene)
 
     def replay_many(self, sources: Iterable[Any], *, protocol: str | None = None, scene: Scene = "chat",
-                    concurrency: int = 1, executor: Literal["ray"] | None = None) -> list[Replay]:
+                    concurrency: int = 1, executor: Literal["ray"] | None = None,
+                    progress: bool = False) -> list[Replay]:
         """`replay` of each source (any iterable, read as it goes: a corpus is never all in
-        memory), `concurrency` in flight on the bench loop; the replays in the sources' order.
-        `executor="ray"` sends shards of read recordings to a Ray cluster's workers, each with a
-        bench built from this one (runtime/on_ray.py), `concurrency` in flight on each; their
-        replays come back without their invocation (`Replay.invocation_id` names it)."""
+        memory), `concurrency` in flight on the bench loop; the replays in the sources' order,
+        each naming its invocation (`invocation_id`; `open_invocation` reopens it) and holding
+        none, so memory stays flat in the corpus size. `executor="ray"` sends shards of read
+        recordings to a Ray cluster's workers, each with a bench built from this one
+        (runtime/on_ray.py), `concurrency` in flight on each. `progress=True` shows a bar
+        (recordings done, the running rate of those all `same`, the others, in flight)."""
         check_executor(executor)
-        if executor is None:
-            return replay_many(self._kernel, sources, protocol=protocol, scene=scene, concurrency=concurrency)
         check_concurrency(concurrency)
-        from . import on_ray  # Ray loads only when asked for
+        total = len(sources) if isinstance(sources, Sized) else None
+        bar = Progress(total, progress, desc="replays", unit="run", good="same", bad="changed")
+        try:
+            if executor is None:
+                return replay_many(self._kernel, sources, protocol=protocol, scene=scene, concurrency=concurrency,
+                                   bar=bar)
+            from . import on_ray  # Ray loads only when asked for
 
-        return on_ray.replay_many(self, sources, protocol=protocol, scene=scene, concurrency=concurrency)
+            return on_ray.replay_many(self, sources, protocol=protocol, scene=scene, concurrency=concurrency,
+                                      bar=bar)
+        finally:
+            bar.close()
 
     # lifetime -----------------------------------------------------------------------------
     @property

@@ -284,10 +284,10 @@ class CallPipeline:
         dice in a new process."""
         rng = self._state.rng
         if rng is None:
-            seed, made = self._kernel.seed, self._kernel.invocations
+            seed, place = self._kernel.seed, self._owner.place
             # Not from the id: the bench makes ids at random (runtime/seeding.py, the one rule).
-            place = made.index(self._owner) if self._owner in made else self._id
-            rng = self._state.rng = random.Random() if seed is None else invocation_rng(seed, place)
+            where = self._id if place is None else place
+            rng = self._state.rng = random.Random() if seed is None else invocation_rng(seed, where)
         return rng
 
     # outcomes -----------------------------------------------------------------------------

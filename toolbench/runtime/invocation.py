@@ -64,6 +64,7 @@ class Invocation:
                  turns: Mapping[int, AssistantTurn] | None = None) -> None:
         self._kernel = kernel
         self.snapshot = snapshot
+        self.place: int | None = None  # among the bench's invocations, given by the kernel: seeds the dice
         # Frozen with the snapshot: a new bench profile changes the next invocation only.
         self._profile = profile
         self._lock = threading.RLock()

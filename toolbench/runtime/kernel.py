@@ -40,10 +40,14 @@ if TYPE_CHECKING:
 class Kernel:
     """The shared runtime of one workspace. Make one through `Workbench`."""
 
-    def __init__(self, workspace: Path, profile: Profile, *, seed: int | None = None) -> None:
+    def __init__(self, workspace: Path, profile: Profile, *, seed: int | None = None,
+                 loop: LoopThread | None = None) -> None:
         self.workspace = workspace
         self.seed = seed
-        self.loop = LoopThread()
+        # A bench built beside another (an eval attempt's workspace copy) runs on that one's loop:
+        # its models' async clients and the run's gates are bound to one loop; it leaves it open.
+        self.loop = loop or LoopThread()
+        self._owns_loop = loop is None
         self.store = Store(workspace)
         self.approvals = Approvals()
         self.builtins = BuiltinSource()
@@ -55,7 +59,9 @@ class Kernel:
         self.chat: ChatHistory | None = None
         self._worldinfo: dict[str, WorldInfoBook] = {}
         self._profile = self.check_profile(profile)
-        self.invocations: list[Invocation] = []
+        self.invocations: list[Invocation] = []  # the ones it keeps (and closes at its close)
+        self._places: dict[str, int] = {}  # each invocation id's first place: its dice stream
+        self._made = 0
         self._agents: AgentsService | None = None
         self._cron: CronScheduler | None = None
         self._services = threading.Lock()  # first uses may race: a sync call and the loop
@@ -114,10 +120,12 @@ class Kernel:
 
     # invocations --------------------------------------------------------------------------
     def new_invocation(self, scene: Scene, invocation_id: str, *, profile: Profile | None = None,
-                       return_mode: ToolDescriptor | None = None, workspace: Path | None = None) -> Invocation:
+                       return_mode: ToolDescriptor | None = None, workspace: Path | None = None,
+                       kept: bool = True) -> Invocation:
         """An invocation on `profile` (default: the current one); `return_mode` makes a delegated child;
         `workspace` is the folder its tools see instead of the bench's (a worktree child's), while
-        its records stay in the bench's store."""
+        its records stay in the bench's store. `kept=False`: the caller closes it and the kernel
+        holds nothing of it but its place (a corpus replay: memory flat in the corpus size)."""
         self.check_open()
         if self.store.invocation_dir(invocation_id).exists():
             raise ToolbenchError("bench.misuse", f"invocation `{invocation_id}` exists; reopen it with "
@@ -129,16 +137,27 @@ class Kernel:
         make_runtime_folder(self.workspace, self.store.invocation_folder(invocation_id))
         inv = Invocation.create(self, snapshot, profile, self._inputs())
         inv.state.root = workspace
-        self.invocations.append(inv)
-        return inv
+        return self._placed(inv, kept)
 
     def reopen(self, invocation_id: str) -> Invocation:
         """Reopen an invocation from its run log, with its history and budget counters."""
         self.check_open()
         self.store.flush()
         inv = Invocation.reopen(self, invocation_id, self._inputs())  # the chat and world info loaded now
-        self.invocations.append(inv)
+        return self._placed(inv, True)
+
+    def _placed(self, inv: Invocation, kept: bool) -> Invocation:
+        """Give `inv` the next place among those this kernel made or reopened (it seeds the dice)."""
+        inv.place = self._made
+        self._made += 1
+        self._places.setdefault(inv.id, inv.place)
+        if kept:
+            self.invocations.append(inv)
         return inv
+
+    def place_of(self, invocation_id: str | None) -> int | None:
+        """The place of the invocation this kernel first made or reopened with that id."""
+        return None if invocation_id is None else self._places.get(invocation_id)
 
     def _inputs(self) -> InvocationState:
         """What the chat tools read, frozen into a new invocation's state (the values are
@@ -193,5 +212,6 @@ class Kernel:
         if self._agents is not None:
             steps.append(self._agents.close)
         steps.append(self.mcp.close)
-        steps += [self.loop.close, *(inv.close for inv in self.invocations), self.store.close]
+        steps += [*([self.loop.close] if self._owns_loop else []), *(inv.close for inv in self.invocations),
+                  self.store.close]
         return steps

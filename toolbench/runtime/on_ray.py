@@ -18,7 +18,6 @@ import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import ray
@@ -26,11 +25,12 @@ from ray.util import ActorPool
 
 from ..core.errors import ToolbenchError
 from .recipe import BenchRecipe
-from .replay import Replay, check_scene, place_of, replay_read
+from .replay import Replay, check_scene, replay_read
 from .replay_sources import read_source
 
 if TYPE_CHECKING:
     from ..core.descriptors import Scene
+    from ..progress import Progress
     from .bench import Workbench
 
 T = TypeVar("T")
@@ -125,7 +125,7 @@ def check_parts(parts: Iterable[Part]) -> None:
 
 
 def replay_many(bench: Workbench, sources: Iterable[Any], *, protocol: str | None, scene: Scene,
-                concurrency: int) -> list[Replay]:
+                concurrency: int, bar: Progress) -> list[Replay]:
     """`bench.replay_many(..., executor="ray")`: the sources are read here (a source may be one
     of this bench's invocations), lazily, and sent as shards of read recordings."""
     check_scene(scene)
@@ -134,14 +134,14 @@ def replay_many(bench: Workbench, sources: Iterable[Any], *, protocol: str | Non
     def read() -> Iterator[tuple[Any, int | None]]:
         for source in sources:
             recording = read_source(kernel, source, protocol)
-            yield recording, place_of(kernel, recording.invocation_id)
+            yield recording, kernel.place_of(recording.invocation_id)
 
     shards = chunks(read(), max(REPLAY_SHARD, concurrency))
-    return run_shards(bench, shards, functools.partial(_replays, scene=scene, concurrency=concurrency))
+    return run_shards(bench, shards, functools.partial(_replays, scene=scene, concurrency=concurrency),
+                      lambda got, out: bar.done_many((r.ok for r in got), out))
 
 
 def _replays(bench: Workbench, shard: Sequence[tuple[Any, int | None]], *, scene: Scene,
              concurrency: int) -> list[Replay]:
-    """On a worker: the shard replayed; the invocations stay behind (they hold the worker's bench)."""
-    return [replace(r, invocation=None) for r in replay_read(bench._kernel, shard, scene=scene,
-                                                             concurrency=concurrency)]
+    """On a worker: the shard replayed (each replay names its invocation, on the worker's bench)."""
+    return replay_read(bench._kernel, shard, scene=scene, concurrency=concurrency)

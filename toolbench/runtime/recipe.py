@@ -69,11 +69,12 @@ class BenchRecipe:
             ("the approval handler", self.approval, "give a plain function (a person's widget cannot travel)"),
         ]
 
-    def build(self, folder: str | Path | None = None) -> Workbench:
+    def build(self, folder: str | Path | None = None, *, beside: Workbench | None = None) -> Workbench:
         """A bench with all of the recipe registered and the MCP servers connected, in `folder`
         (made if missing, the files unpacked there) or else in a temp folder its close removes;
+        on the event loop of `beside` when given (in the same process: an attempt's copy);
         closed again when a step fails."""
-        bench = Workbench(folder, self.profile, seed=self.seed, _files=self.files)
+        bench = Workbench(folder, self.profile, seed=self.seed, _files=self.files, _beside=beside)
         try:
             for tool in self.tools:
                 bench.register_tool(**tool)

@@ -42,6 +42,7 @@ from .seeding import invocation_rng
 if TYPE_CHECKING:
     import pandas
 
+    from ..progress import Progress
     from .kernel import Kernel
 
 Status = Literal["same", "changed", "now_error", "now_ok", "missing"]
@@ -73,8 +74,10 @@ class CallDiff:
 
 @dataclass(frozen=True, slots=True)
 class Replay:
-    """The outcome of `bench.replay`: every call with its status, and the invocation it ran in
-    (`invocation` is None for a replay a cluster worker ran: its bench closed with the worker)."""
+    """The outcome of `bench.replay`: every call with its status, and the invocation it ran in.
+    `replay_many`'s replays hold no invocation (`invocation` is None: a corpus's would fill the
+    memory); `bench.open_invocation(invocation_id)` reopens one from its records, in this bench
+    (a cluster worker's went with its bench)."""
 
     diffs: tuple[CallDiff, ...]
     invocation_id: str
@@ -148,29 +151,39 @@ def replay(kernel: Kernel, source: Any, *, protocol: str | None = None, scene: S
 
 
 def replay_many(kernel: Kernel, sources: Iterable[Any], *, protocol: str | None = None, scene: Scene = "chat",
-                concurrency: int = 1) -> list[Replay]:
+                concurrency: int = 1, bar: Progress | None = None) -> list[Replay]:
     """See `Workbench.replay_many`: each source as `replay` does, `concurrency` in flight."""
     check_scene(scene)
 
     def read() -> Iterator[tuple[Recording, int | None]]:
         for source in sources:  # read as the runs start: a corpus is never all in memory
             recording = read_source(kernel, source, protocol)
-            yield recording, place_of(kernel, recording.invocation_id)
+            yield recording, kernel.place_of(recording.invocation_id)
 
-    return replay_read(kernel, read(), scene=scene, concurrency=concurrency)
+    return replay_read(kernel, read(), scene=scene, concurrency=concurrency, bar=bar)
 
 
 def replay_read(kernel: Kernel, recordings: Iterable[tuple[Recording, int | None]], *, scene: Scene,
-                concurrency: int) -> list[Replay]:
-    """Read recordings (with their places: `begin`) replayed, `concurrency` in flight."""
+                concurrency: int, bar: Progress | None = None) -> list[Replay]:
+    """Read recordings (with their places: `begin`) replayed, `concurrency` in flight. The
+    replays name their invocations and hold none: nothing held grows with the corpus but them."""
     def start(read: tuple[Recording, int | None]) -> tuple[concurrent.futures.Future[Replay], Invocation]:
         recording, place = read
-        inv = begin(kernel, recording, place, scene)
+        inv = begin(kernel, recording, place, scene, kept=False)
+        if bar is not None:
+            bar.flying(1)
         return kernel.loop.submit(areplay(inv, recording)), inv
 
     def ended(inv: Invocation, future: concurrent.futures.Future[Replay]) -> Replay | None:
         inv.close()  # its records stay: a corpus must not hold a log open per recording
-        return None if future.cancelled() else future.result()
+        if bar is not None:
+            bar.flying(-1)
+        if future.cancelled():
+            return None
+        replay = Replay(future.result().diffs, inv.id)
+        if bar is not None:
+            bar.done(replay.ok)
+        return replay
 
     return [r for r in run_bounded(recordings, start, ended, concurrency) if r is not None]
 
@@ -179,17 +192,19 @@ def prepare(kernel: Kernel, source: Any, protocol: str | None, scene: Scene) -> 
     """The recording read, and the fresh invocation it replays in (made off the bench loop)."""
     check_scene(scene)
     recording = read_source(kernel, source, protocol)
-    return begin(kernel, recording, place_of(kernel, recording.invocation_id), scene), recording
+    return begin(kernel, recording, kernel.place_of(recording.invocation_id), scene), recording
 
 
-def begin(kernel: Kernel, recording: Recording, place: int | None, scene: Scene) -> Invocation:
+def begin(kernel: Kernel, recording: Recording, place: int | None, scene: Scene, *, kept: bool = True) -> Invocation:
     """The fresh invocation a read recording replays in; `place` is the recorded invocation's
     among those the reading bench made (a cluster worker is given it: its bench made none)."""
     check_scene(scene)
-    # The recording's rounds all run, whatever the profile's round limit now.
-    rounds = max(kernel.profile.run.max_rounds, len(recording.rounds))
-    inv = kernel.new_invocation(scene, f"inv_{uuid.uuid4().hex[:12]}",
-                                profile=kernel.profile.edit(run={"maxRounds": rounds}))
+    # The recording's rounds all run, whatever the profile's round limit now (the profile is
+    # edited only when it must be: a corpus would otherwise hold a profile per recording).
+    profile = kernel.profile
+    if len(recording.rounds) > profile.run.max_rounds:
+        profile = profile.edit(run={"maxRounds": len(recording.rounds)})
+    inv = kernel.new_invocation(scene, f"inv_{uuid.uuid4().hex[:12]}", profile=profile, kept=kept)
     if kernel.seed is not None and place is not None:
         inv.state.rng = invocation_rng(kernel.seed, place)
     return inv
@@ -228,13 +243,6 @@ def _outcome(inv: Invocation, recording: Recording, result: ToolResult) -> CallO
 def check_scene(scene: object) -> None:
     if scene not in ("chat", "session"):
         raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
-
-
-def place_of(kernel: Kernel, invocation_id: str | None) -> int | None:
-    """The recorded invocation's place among those the kernel made (its dice stream)."""
-    if invocation_id is None:
-        return None
-    return next((i for i, inv in enumerate(kernel.invocations) if inv.id == invocation_id), None)
 
 
 __all__ = ["STATUSES", "CallDiff", "Replay", "normalise", "replay", "status_of"]
