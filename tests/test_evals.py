@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 from collections.abc import Iterator
@@ -249,10 +250,21 @@ def test_attempts_that_write_get_their_own_workspace_copy(tmp_path: Path) -> Non
         # Shared, the first attempt's edit is the next one's workspace: it finds nothing to patch.
         assert [a.passed for a in shared.attempts] == [True, False, False]
         notes.write_text("a dragon sleeps here\n", encoding="utf-8")
+        seen: list[str] = []
+
+        class Calls:
+            def round(self, run: Any, index: int) -> Any:
+                return contextlib.nullcontext()
+
+            def call(self, invocation_id: str, record: Any) -> None:
+                seen.append(record.call_name)
+
+        b.add_observer(Calls())
         copies = evals.run(b, [evals.Case("wakes", "Wake it", expect=patched, workspace="copy")], [patcher],
                            repeat=3, concurrency=3)
         assert [a.passed for a in copies.attempts] == [True, True, True]
         assert notes.read_text(encoding="utf-8") == "a dragon sleeps here\n"  # each wrote its own copy
+        assert sorted(seen) == ["workspace_apply_patch"] * 3 + ["workspace_read_file"] * 3  # traced as the bench
         with pytest.raises(ToolbenchError) as misuse:
             evals.run(b, [evals.Case("x", "y", workspace="mine")], [patcher])  # type: ignore[arg-type]
         assert misuse.value.code == "bench.misuse" and "'copy'" in misuse.value.message

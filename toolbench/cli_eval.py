@@ -31,6 +31,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     command.add_argument("--repeat", type=_positive, default=1, metavar="N", help="attempts per case and model")
     command.add_argument("--concurrency", type=_positive, default=1, metavar="N",
                          help="attempts in flight at once (default 1)")
+    command.add_argument("--per-model", type=_positive, default=None, metavar="N",
+                         help="at most N requests in flight to each model")
+    command.add_argument("--requests-per-minute", type=_per_minute, default=None, metavar="R",
+                         help="at most R requests started to each model in any minute")
+    command.add_argument("--executor", choices=["ray"], default=None,
+                         help="run the attempts on a Ray cluster (RAY_ADDRESS, else a local one; "
+                              "pip install 'toolbench[ray]')")
     command.add_argument("--out", metavar="FILE", help="save the report as Parquet (evals.Report.load reads it)")
     command.add_argument("--min-pass-rate", type=_rate, default=None, metavar="R",
                          help="exit 1 when a case and model pass fewer than R (0 to 1) of their attempts")
@@ -66,7 +73,8 @@ def run_eval(bench: Workbench, args: argparse.Namespace) -> int:
         setup(bench)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     report = evals.run(bench, cases, models, repeat=args.repeat, concurrency=args.concurrency, scene=args.scene,
-                       progress=progress)
+                       progress=progress, executor=args.executor, per_model=args.per_model,
+                       requests_per_minute=args.requests_per_minute)
     print(report.pass_rates().to_string(float_format=lambda r: f"{r:.0%}"))
     print(f"{report!r}")
     if args.out:
@@ -87,6 +95,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"a positive whole number, not {text!r}")
+    return value
+
+
+def _per_minute(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"a positive number of requests a minute, not {text!r}")
     return value
 
 

@@ -126,3 +126,27 @@ def test_an_unknown_executor_is_misuse(bench: Workbench, executor: Any) -> None:
     with pytest.raises(ToolbenchError) as misuse:
         bench.replay_many([], executor=executor)
     assert misuse.value.code == "bench.misuse"
+
+
+CASES_FILE = '''
+from toolbench import evals
+from toolbench.testing import ScriptedModel
+
+def roller():
+    return ScriptedModel([[("dice_roll", {"formula": "2d6"})], "done"])
+
+CASES = [evals.Case("rolls", "Roll 2d6", expect=[evals.called("dice_roll", formula="2d6")])]
+MODELS = {"roller": roller, "talker": lambda: ScriptedModel(["hello"])}
+'''
+
+
+def test_the_eval_command_runs_a_files_cases_on_the_cluster(cluster: None, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from toolbench.cli import main
+
+    cases = tmp_path / "cases.py"  # run as a script: its functions travel by value, not by import
+    cases.write_text(CASES_FILE, encoding="utf-8")
+    code = main(["eval", str(cases), "--workspace", str(tmp_path / "ws"), "--repeat", "2", "--concurrency", "2",
+                 "--executor", "ray", "--per-model", "1", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0 and "Report(2/4 attempts passed)" in out

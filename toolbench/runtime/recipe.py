@@ -72,8 +72,9 @@ class BenchRecipe:
     def build(self, folder: str | Path | None = None, *, beside: Workbench | None = None) -> Workbench:
         """A bench with all of the recipe registered and the MCP servers connected, in `folder`
         (made if missing, the files unpacked there) or else in a temp folder its close removes;
-        on the event loop of `beside` when given (in the same process: an attempt's copy);
-        closed again when a step fails."""
+        on the event loop of `beside`, told to its observers, when given (in the same process:
+        an attempt's copy); closed again when a step fails. A cluster worker's bench has no
+        observer: a tracer provider does not travel (give the worker its own exporter)."""
         bench = Workbench(folder, self.profile, seed=self.seed, _files=self.files, _beside=beside)
         try:
             for tool in self.tools:
@@ -90,6 +91,8 @@ class BenchRecipe:
                 bench.set_permission(tool_id, permission)
             if self.approval is not None:
                 bench.on_approval(self.approval)
+            for observer in beside._kernel.observers if beside is not None else ():
+                bench.add_observer(observer)  # an attempt's copy is traced as the bench is
         except BaseException:
             bench.close()
             raise
