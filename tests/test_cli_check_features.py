@@ -10,17 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from deadline import ROOT
+from node_servers import node_bin
 from test_cli_check import cli, fault_server
-
-EVERYTHING = ROOT / "tests" / "mcp" / "node" / "node_modules" / ".bin" / "mcp-server-everything"
 
 
 def everything() -> dict[str, Any]:
-    if not EVERYTHING.exists():
-        pytest.fail(f"{EVERYTHING} is missing: install the test servers with `npm ci --prefix tests/mcp/node`")
-    return {"command": str(EVERYTHING)}
+    return {"command": node_bin("mcp-server-everything")}
 
 
 def test_the_reference_server_counts_its_resources_templates_and_prompts(tmp_path: Path) -> None:

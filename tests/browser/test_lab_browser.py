@@ -142,7 +142,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp_path = tmp_path_factory.mktemp("lab")
     root = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", root)
-    from tests.mcp.real_servers import ensure_node_servers
+    from tests.node_servers import ensure_node_servers
 
     everything = json.dumps(str(ensure_node_servers() / "mcp-server-everything"))
     setup = APP_SETUP.replace("[EVERYTHING]", f"[{everything}]")
@@ -524,7 +524,7 @@ def test_every_feature_of_the_app_by_mouse_at_1440_and_1024(browser: Any, lab: s
         # A server pasted into the MCP tab is callable at once, from the tool list.
         mcp.get_by_text("add a server").first.click()
         mcp.locator(".tb-mcp-name input").first.fill("added")
-        from tests.mcp.real_servers import ensure_node_servers
+        from tests.node_servers import ensure_node_servers
 
         everything = str(ensure_node_servers() / "mcp-server-everything")
         mcp.locator(".tb-mcp-config textarea").first.fill(json.dumps({"command": everything}))

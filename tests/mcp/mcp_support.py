@@ -47,15 +47,3 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
 def no_new_children(baseline: set[int], timeout: float = 10.0) -> bool:
     return wait_until(lambda: not (child_pids() - baseline), timeout)
 
-
-NODE_BIN = Path(__file__).parent / "node" / "node_modules" / ".bin"
-
-
-def node_bin(name: str) -> str:
-    """`tests/mcp/node/node_modules/.bin/<name>`; fails (never skips) when it is not installed."""
-    path = NODE_BIN / name
-    if not path.exists():
-        import pytest
-
-        pytest.fail(f"{path} is missing: install the test servers with `npm ci --prefix tests/mcp/node`")
-    return str(path)

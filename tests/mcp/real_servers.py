@@ -22,28 +22,8 @@ from typing import Any
 
 import pytest
 
-NODE_DIR = Path(__file__).parent / "node"
-NODE_BIN = NODE_DIR / "node_modules" / ".bin"
-NPM_SERVERS = ("mcp-server-everything", "mcp-server-filesystem", "mcp-server-memory", "conformance", "node")
 CONFORMANCE_TABLE = pytest.StashKey[str]()  # the conformance suite's table, for the terminal summary
 PYPI_SERVERS = ("mcp-server-time", "mcp-server-git")
-
-
-def ensure_node_servers() -> Path:
-    """`tests/mcp/node/node_modules/.bin`, installed with `npm ci` when missing; a clear failure
-    (never a skip) when it cannot be."""
-    if not all((NODE_BIN / name).exists() for name in NPM_SERVERS):
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"the npm MCP servers are not installed in {NODE_DIR} and npm is not on PATH: install "
-                        f"Node.js (with npm), then run `npm ci --prefix {NODE_DIR} --no-audit --no-fund`")
-        done = subprocess.run([npm, "ci", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund"],
-                              capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            pytest.fail(f"`npm ci --prefix {NODE_DIR}` failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    if shutil.which("node") is None:
-        pytest.fail("node is not on PATH: the npm MCP servers need Node.js")
-    return NODE_BIN
 
 
 def pypi_server(name: str) -> str:

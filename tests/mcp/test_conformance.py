@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from real_servers import CONFORMANCE_TABLE, NODE_BIN, ensure_node_servers
+from node_servers import NODE_BIN, ensure_node_servers
+from real_servers import CONFORMANCE_TABLE
 
 HERE = Path(__file__).parent / "conformance"
 CLIENTS = {"toolbench": HERE / "toolbench_client.py", "sdk": HERE / "sdk_client.py"}

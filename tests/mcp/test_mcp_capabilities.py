@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import child_pids, fault_server, no_new_children, node_bin, wait_until
+from mcp_support import child_pids, fault_server, no_new_children, wait_until
+from node_servers import node_bin
 
 from toolbench import Profile, Workbench
 from toolbench.core.errors import ToolError

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 from mcp_support import child_pids, no_new_children, wait_until
-from real_servers import ensure_node_servers
+from node_servers import ensure_node_servers
 
 from toolbench.core.ids import ToolId
 from toolbench.core.loop import LoopThread

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from real_servers import NODE_BIN, ensure_node_servers
+from node_servers import NODE_BIN, ensure_node_servers
 
 from toolbench import Workbench
 from toolbench.core.errors import ToolbenchError

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import node_bin
+from node_servers import node_bin
 
 from toolbench.core.errors import ToolbenchError
 from toolbench.core.ids import ToolId

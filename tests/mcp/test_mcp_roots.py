@@ -20,7 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import ListRoots, Resolve
 from mcp.types import ListRootsResult
 from mcp_support import child_pids, fault_server, no_new_children, wait_until
-from real_servers import ensure_node_servers
+from node_servers import ensure_node_servers
 
 from toolbench import Workbench
 from toolbench.core.errors import ToolError

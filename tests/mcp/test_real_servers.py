@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 from mcp_support import child_pids, no_new_children, wait_until
-from real_servers import RawClient, ensure_node_servers, make_files, make_repo, pypi_server, raw_text, read_chars
+from node_servers import ensure_node_servers
+from real_servers import RawClient, make_files, make_repo, pypi_server, raw_text, read_chars
 
 from toolbench import Invocation, Profile, ToolResult, Workbench
 from toolbench.mcp import workspace_roots
