@@ -316,3 +316,14 @@ def test_a_server_that_never_answers_is_stopped_at_the_start_limit(tmp_path: Pat
 def test_the_status_probe_asks_the_loopback_of_a_wildcard_address() -> None:
     assert lab._url(lab._PROBE_HOSTS.get("::", "::"), 8888) == "http://[::1]:8888"
     assert lab._url(lab._PROBE_HOSTS.get("0.0.0.0", "0.0.0.0"), 8888) == "http://127.0.0.1:8888"
+
+
+@pytest.mark.parametrize("given", [["--ServerApp.port_retries=3"], ["--ServerApp.port_retries", "3"],
+                                   ["--port-retries=3"]])
+def test_an_option_the_user_gives_wins_over_toolbenchs_own(tmp_path: Path, given: list[str]) -> None:
+    command = lab.jupyter_command(tmp_path, ip="127.0.0.1", port=8999, extra=given)
+    assert not [a for a in command if a.startswith("--ServerApp.port_retries=0")]  # traitlets takes one only
+    assert command[-len(given):] == given or command[-len(given) - 1:-1] == given
+    assert "--ServerApp.port=8999" in command and f"--ServerApp.root_dir={tmp_path}" in command
+    mine = lab.jupyter_command(tmp_path, ip="0.0.0.0", port=1, extra=["--ServerApp.root_dir=/srv", "--ip=::1"])
+    assert not [a for a in mine if a.startswith(("--ServerApp.root_dir=" + str(tmp_path), "--ServerApp.ip="))]

@@ -94,14 +94,23 @@ def stale_copies(target: Path, source: Path | None = None) -> list[str]:
 
 def jupyter_command(root: Path, *, ip: str, port: int, extra: list[str]) -> list[str]:
     """The `jupyter lab` command line serving `root` at `ip:port`, then `extra` (the token
-    comes in the JUPYTER_TOKEN environment variable)."""
-    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={root}",
-               f"--ServerApp.ip={ip}", f"--ServerApp.port={port}",
-               "--ServerApp.port_retries=0",  # another port would make the printed URL wrong
+    comes in the JUPYTER_TOKEN environment variable). An option of toolbench's own that `extra`
+    also gives (`--ServerApp.port_retries=3`, or its alias `--port-retries 3`) is left out: the
+    user's wins (traitlets refuses one given twice)."""
+    own = {"ServerApp.root_dir": ("notebook-dir", str(root)), "ServerApp.ip": ("ip", ip),
+           "ServerApp.port": ("port", str(port)),
+           "ServerApp.port_retries": ("port-retries", "0")}  # another port would make the printed URL wrong
+    command = [sys.executable, "-m", "jupyter", "lab",
+               *(f"--{name}={value}" for name, (alias, value) in own.items() if not _given(extra, name, alias)),
                *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         command.append("--allow-root")  # containers and Binder-like images often run as root
     return command
+
+
+def _given(extra: list[str], *names: str) -> bool:
+    """Whether `extra` sets an option by any of `names` (`--name=value` or `--name value`)."""
+    return any(arg.lstrip("-").split("=", 1)[0] in names for arg in extra if arg.startswith("--"))
 
 
 def main(argv: list[str]) -> int:

@@ -3,13 +3,13 @@ own widget, and `value()` giving the arguments object (or a coded error naming t
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import ipywidgets as w
 import pytest
 
+from tests.deadline import run_with_deadline
 from toolbench import ToolbenchError, Workbench
 from toolbench.core.schema_check import check_arguments
 from toolbench.widgets._form import SchemaForm, example_arguments
@@ -323,24 +323,30 @@ def test_example_arguments_never_gives_null_for_a_required_field():
 
 
 def test_refs_are_resolved_and_cycles_end():
-    tree = {"$defs": {"Node": _obj({"child": {"$ref": "#/$defs/Node"}, "name": {"type": "string"}},
-                                   ["child", "name"])},
-            **_obj({"root": {"$ref": "#/$defs/Node"}, "old": {"$ref": "#/definitions/Old"},
-                    "a": {"$ref": "#/$defs/A"}, "self": {"$ref": "#"}, "far": {"$ref": "other.json#/x"}},
-                   ["root", "old", "a", "self", "far"]),
-            "definitions": {"Old": {"type": "integer", "minimum": 2}}}
-    tree["$defs"].update({"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}})
-    start = time.perf_counter()
-    example = example_arguments(tree)
-    form = SchemaForm(tree)
-    assert time.perf_counter() - start < 1
+    # In a child with a deadline: a cycle that did not end would hang the suite (no wall-clock
+    # assertion: the time is the benchmarks' business).
+    found = run_with_deadline("""
+from toolbench.widgets._form import SchemaForm, example_arguments
+def obj(properties, required):
+    return {"type": "object", "properties": properties, "required": required}
+tree = {"$defs": {"Node": obj({"child": {"$ref": "#/$defs/Node"}, "name": {"type": "string"}}, ["child", "name"])},
+        **obj({"root": {"$ref": "#/$defs/Node"}, "old": {"$ref": "#/definitions/Old"},
+               "a": {"$ref": "#/$defs/A"}, "self": {"$ref": "#"}, "far": {"$ref": "other.json#/x"}},
+              ["root", "old", "a", "self", "far"]),
+        "definitions": {"Old": {"type": "integer", "minimum": 2}}}
+tree["$defs"].update({"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}})
+example = example_arguments(tree)
+form = SchemaForm(tree)
+report({"example": example, "same": form.value() == example,
+        "kinds": [form.fields["root"].kind, form.fields["old"].kind]})
+""", deadline=60)
+    example = found["example"]
     assert example["old"] == 2 and example["a"] == "" and example["far"] == ""
     depth, node = 0, example["root"]
     while node:
         node, depth = node.get("child"), depth + 1
     assert 3 < depth < 20  # cut off, not infinite
-    assert form.value() == example
-    assert form.fields["root"].kind == "object" and form.fields["old"].kind == "integer"
+    assert found["same"] and found["kinds"] == ["object", "integer"]
 
 
 def test_every_builtin_form_builds_and_its_untouched_value_is_the_valid_example():
@@ -383,12 +389,10 @@ def test_descriptions_are_grey_wrapped_text_and_colours_come_from_the_theme():
             assert f.input.layout.min_height not in (None, "0", "0px")
 
 
-def test_five_hundred_properties_build_quickly_and_show_a_page_at_a_time():
+def test_five_hundred_properties_show_a_page_at_a_time():
     schema = _obj({f"p{i}": {"type": ["string", "integer", "boolean", "number"][i % 4], "description": "d" * 60}
                    for i in range(500)}, ["p0", "p499"])
-    start = time.perf_counter()
     form = SchemaForm(schema)
-    assert time.perf_counter() - start < 0.8
     assert len(form.fields) == 500
     more = form.widget.children[-1]
     assert isinstance(more, w.Button) and len(form.widget.children) == 41
@@ -398,14 +402,12 @@ def test_five_hundred_properties_build_quickly_and_show_a_page_at_a_time():
     assert len(form.widget.children) == 81
 
 
-def test_deep_nesting_builds_quickly_and_ends_in_a_json_box():
+def test_deep_nesting_ends_in_a_json_box():
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(30):
         schema = _obj({"n": schema, "x": {"type": "integer"}}, ["n"])
-    start = time.perf_counter()
     form = SchemaForm(schema)
     value = form.value()
-    assert time.perf_counter() - start < 0.8
     assert value == example_arguments(schema)
     field, depth = form.fields["n"], 0
     while field.kind == "object":
@@ -419,9 +421,7 @@ def test_lists_of_lists_stay_bounded():
         schema = {"type": "array", "minItems": 5, "items": schema}
     huge = {"type": "array", "minItems": 5000, "items": {"type": "string"}}
     schema = _obj({"a": schema, "huge": huge}, ["a", "huge"])
-    start = time.perf_counter()
     form = SchemaForm(schema)
     value = form.value()
-    assert time.perf_counter() - start < 1.5
     assert value == example_arguments(schema)
     assert form.fields["huge"].kind == "json"
