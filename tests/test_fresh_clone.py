@@ -22,7 +22,7 @@ def test_a_fresh_clone_installs_the_npm_servers_for_the_first_test_that_needs_th
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=300)
     assert not (clone / "tests" / "mcp" / "node" / "node_modules").exists()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", *FIRST_USERS],
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", *FIRST_USERS],
                           cwd=clone, env=env, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert (clone / "tests" / "mcp" / "node" / "node_modules" / ".bin" / "mcp-server-everything").exists()
