@@ -320,7 +320,8 @@ def test_every_server_text_in_the_text_report_stays_on_its_own_line():
     problem = {"protocol": "openai", "tool": forged, "call_name": None, "rule": "schema.title_nested",
                "message": forged, "fatal": False, "repaired": False, "path": f"/properties/{forged}"}
     smoke = {"tool": forged, "call_name": None, "arguments": None, "expect_error": False, "is_error": True,
-             "error_code": "mcp.tool_error", "ok": False, "content": forged}
+             "error_code": "mcp.tool_error", "ok": False, "content": forged,
+             "attachments": [{"kind": "image", "mime_type": forged, "size": 3, "sha256": "0" * 64}]}
     report = {"exit_code": 2, "summary": {"servers": 1, "unreachable": 1, "fatal": 0, "repaired": 0, "smoke_failed": 1},
               "servers": [{"name": forged, "transport": "stdio", "state": "failed", "error": {
                   "code": "mcp.server_start_failed", "message": forged}, "tools": [{"name": forged}],
@@ -339,3 +340,32 @@ def test_check_shows_a_bar_of_servers_checked_when_asked(tmp_path, capsys):
         report = run_check(bench, demo_config(), progress=True)
     err = capsys.readouterr().err
     assert report["exit_code"] == 0 and "checking" in err and "1/1" in err and "clean=100%" in err
+
+
+def test_a_smoke_calls_attachments_are_reported(tmp_path):
+    """An image tool answers with no text: the report says what it sent instead."""
+    smoke = {"smoke": [{"tool": "image"}]}
+    code, out, _ = cli(tmp_path, {"demo": demo_server(toolbench=smoke)}, "check", "--mcp-config", "CONFIG",
+                       "--format", "json")
+    [call] = json.loads(out)["servers"][0]["smoke"]
+    assert code == 0 and call["ok"] and call["content"] == ""
+    [image] = call["attachments"]
+    assert (image["kind"], image["mime_type"]) == ("image", "image/png") and image["size"] > 0
+    assert len(image["sha256"]) == 64
+    code, out, _ = cli(tmp_path, {"demo": demo_server(toolbench=smoke)}, "check", "--mcp-config", "CONFIG")
+    assert f"smoke image: ok, passed, image image/png {image['size']:,} bytes" in out
+
+
+def test_a_configs_relative_args_mean_the_same_from_any_folder(tmp_path):
+    """`check --mcp-config ../x/mcp.json` starts the server in the config's folder, as the
+    clients that read a project's `.mcp.json` do: `server.py` is the one beside the file."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "x" / "server.py").write_text(
+        'import runpy\nrunpy.run_module("toolbench.examples.demo_mcp", run_name="__main__")\n', encoding="utf-8")
+    (tmp_path / "x" / "mcp.json").write_text(json.dumps({"mcpServers": {"mine": {
+        "command": sys.executable, "args": ["server.py"], "env": {"PYTHONPATH": str(ROOT)}}}}), encoding="utf-8")
+    code, out, err = run_with_deadline(CLI, args=("check", "--mcp-config", "../x/mcp.json", "--format", "json"),
+                                       cwd=tmp_path / "elsewhere", deadline=90)
+    [server] = json.loads(out)["servers"]
+    assert (code, server["state"]) == (0, "active"), err

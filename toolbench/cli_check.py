@@ -79,7 +79,8 @@ JSON_HELP = """\
                 "problems": [{"protocol", "tool", "call_name", "rule", "message",
                               "fatal", "repaired", "path"}],
                 "smoke": [{"tool", "call_name", "arguments", "expect_error", "is_error",
-                           "error_code", "ok", "content"}],
+                           "error_code", "ok", "content",
+                           "attachments": [{"kind", "mime_type", "size", "sha256"}]}],
                 "features": {"resources", "resource_templates", "prompts",
                              "problems": [{"feature", "subject", "rule", "message"}]}}]}
   protocol "mcp" marks what the server listed wrong (fatal: the tool is not offered) or warned
@@ -326,13 +327,17 @@ def _smoke(bench: Workbench, info: McpServerInfo, names: Mapping[ToolId, str], c
         why = (f"the profile does not offer `{call.tool}` (it is denied or not allowed)" if offered
                else f"the server offers no tool `{call.tool}`")
         return {"tool": call.tool, "call_name": None, "arguments": arguments, "expect_error": call.expect_error,
-                "is_error": True, "error_code": "model.unknown_tool_call", "ok": False, "content": why}
+                "is_error": True, "error_code": "model.unknown_tool_call", "ok": False, "content": why,
+                "attachments": []}
     # a fresh invocation per call: one call's budget or blocked state never decides another's
     result = bench.invocation(scene).call(call_name, call.arguments)
     content = result.content if len(result.content) <= CONTENT_CHARS else result.content[:CONTENT_CHARS] + "…"
     return {"tool": call.tool, "call_name": call_name, "arguments": arguments, "expect_error": call.expect_error,
             "is_error": result.is_error, "error_code": result.error_code,
-            "ok": result.is_error == call.expect_error and not _lost(result.error_code), "content": content}
+            "ok": result.is_error == call.expect_error and not _lost(result.error_code), "content": content,
+            # an image or audio tool's answer may be all attachments (its content '')
+            "attachments": [{"kind": a.kind, "mime_type": a.mime_type, "size": a.size, "sha256": a.sha256}
+                            for a in result.attachments]}
 
 
 def _lost(code: str | None) -> bool:
@@ -357,7 +362,8 @@ def render_text(report: Mapping[str, Any]) -> str:
             outcome = f"error {s['error_code']}" if s["is_error"] else "ok"
             expected = "an error" if s["expect_error"] else "ok"
             verdict = "passed" if s["ok"] else f"FAILED (expected {expected}): {_line(s['content'][:200])}"
-            lines.append(f"  smoke {_show(s['tool'])}: {outcome}, {verdict}")
+            kept = "".join(f", {a['kind']} {_show(a['mime_type'])} {a['size']:,} bytes" for a in s["attachments"])
+            lines.append(f"  smoke {_show(s['tool'])}: {outcome}, {verdict}{kept}")
     totals = report["summary"]
     why = "" if report["servers"] else " (the config names no server)"
     lines.append(f"{totals['servers']} server(s), {totals['unreachable']} unreachable, {totals['fatal']} fatal "

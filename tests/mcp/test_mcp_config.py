@@ -158,7 +158,8 @@ def test_mcp_json_entries_in_file_order(tmp_path: Path) -> None:
     assert entries[0] == ServerOptions("files", StdioTransport("npx", ["-y", "server-files"], env={"ROOT": "/data"},
                                                                cwd=str(tmp_path / "sub")), enabled=True)
     assert entries[1].transport == HttpTransport("http://127.0.0.1:9/mcp", {"Authorization": "Bearer t"})
-    assert entries[2].enabled is False and entries[2].transport == StdioTransport("x")
+    # no `cwd`: the server starts in the file's folder (its relative args mean what they say there)
+    assert entries[2].enabled is False and entries[2].transport == StdioTransport("x", cwd=str(tmp_path))
     assert entries[3].timeout == 5 and entries[3].id == "typed-1"
 
 

@@ -168,7 +168,9 @@ class StdioTransport(McpTransport):
     @classmethod
     def from_config(cls, entry: ConfigEntry) -> StdioTransport:
         """From `{command, args, env, cwd, envFile}`: `envFile`'s variables go under `env`, which
-        wins on a clash."""
+        wins on a clash. A server of a file that gives no `cwd` starts in the file's folder, as a
+        project's `.mcp.json` runs there in the clients that read it: its relative `args` and
+        `command` mean the same wherever toolbench is started from."""
         _only(entry, _STDIO_FIELDS, "stdio")
         args, env = entry.value("args"), entry.value("env")
         variables = entry.env_file()
@@ -176,7 +178,9 @@ class StdioTransport(McpTransport):
             if env is not None and not isinstance(env, Mapping):
                 raise config_invalid("`env` must be an object of strings")
             env = {**variables, **(env or {})}
-        return cls(entry.value("command"), args or (), env, entry.path("cwd"))
+        cwd = entry.path("cwd")
+        return cls(entry.value("command"), args or (), env, cwd if cwd is not None or entry.base is None
+                   else str(entry.base.resolve()))
 
     def open(self, context: TransportContext) -> Streams:
         return self._streams(context)
