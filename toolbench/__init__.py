@@ -20,8 +20,9 @@ if _typing.TYPE_CHECKING:  # what type checkers and IDEs read; at run time `__ge
     from .core.ids import ToolId
     from .core.profile import Profile
     from .core.results import Attachment, AttachmentRef, ToolOutput, ToolResult
-    from .core.snapshot import Binding, Diagnostic, Snapshot
+    from .core.snapshot import Binding, Diagnostic
     from .core.turn import TurnContract
+    from .protocols.snapshot import Snapshot
     from .runtime.approval import ApprovalRequest
     from .runtime.bench import Workbench
     from .runtime.invocation import Invocation
@@ -75,7 +76,7 @@ _HOME = {
     "Profile": ".core.profile",
     "Attachment": ".core.results", "AttachmentRef": ".core.results", "ToolOutput": ".core.results",
     "ToolResult": ".core.results",
-    "Binding": ".core.snapshot", "Diagnostic": ".core.snapshot", "Snapshot": ".core.snapshot",
+    "Binding": ".core.snapshot", "Diagnostic": ".core.snapshot", "Snapshot": ".protocols.snapshot",
     "TurnContract": ".core.turn",
     "ApprovalRequest": ".runtime.approval",
     "Workbench": ".runtime.bench",

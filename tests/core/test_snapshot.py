@@ -130,7 +130,7 @@ def test_snapshot_json_is_the_same_in_every_process(hash_seed):
 
 def test_prepared_snapshot_round_trips(upstream_catalog):
     snapshot = prepare(Profile.default().edit(allow=[str(i) for i in upstream_catalog], deny=[], naming="liveagent"),
-                       upstream_catalog, snapshot_id="inv_rt", scene="session")
+                       upstream_catalog, snapshot_id="inv_rt", scene="session", snapshot_type=Snapshot)
     assert Snapshot.from_json(json.loads(json.dumps(snapshot.to_json()))) == snapshot
 
 

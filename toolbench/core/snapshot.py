@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from .descriptors import Frozen, Scene, ToolDescriptor, apply_override
 from .errors import ToolbenchError, ToolError
 from .ids import ToolId
 from .naming import allocate, builtin_call_name, mcp_seed
 from .profile import Profile
-from .turn import TurnContract
 
 SCHEMA_VERSION: Literal[1] = 1
 # Reserved so no external tool takes the name of the return tool a delegated child gets.
@@ -44,7 +43,9 @@ class Diagnostic(Frozen):
 
 
 class Snapshot(Frozen):
-    """What one invocation offers. Invariants hold on construction and on load."""
+    """What one invocation offers. Invariants hold on construction and on load. Data only: what
+    needs the providers (render, check, golden, diff) is `protocols.snapshot.Snapshot`'s, the
+    class an invocation's snapshot is (core does not import the providers)."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
     id: str
@@ -73,19 +74,15 @@ class Snapshot(Frozen):
         return self
 
     @classmethod
-    def build(cls, **fields: Any) -> Snapshot:
+    def build(cls, **fields: Any) -> Self:
         """Construct, raising `ToolbenchError` with the invariant's code."""
-        from pydantic import ValidationError
-
         try:
             return cls(**fields)
         except ValidationError as exc:
             raise _as_toolbench_error(exc) from exc
 
     @classmethod
-    def from_json(cls, data: Any) -> Snapshot:
-        from pydantic import ValidationError
-
+    def from_json(cls, data: Any) -> Self:
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -127,64 +124,12 @@ class Snapshot(Frozen):
     def binding_of(self, tool_id: ToolId) -> Binding | None:
         return self.by_tool_id.get(tool_id)
 
-    # `protocol` is a name or a `toolbench.protocols.Provider`, typed `Any` because core may not
-    # name a protocols type; the protocols functions check it (`protocol.unknown`).
-    def render(self, protocol: Any, *, schema: str = "json-schema", strict: bool | None = None,
-               defer_loading: Iterable[str] = (), contract: TurnContract | None = None) -> list[dict[str, Any]]:
-        """The tool list exactly as that provider's API takes it (`protocol`: a provider or the
-        name it is registered under, `toolbench.protocols.names()`); with `contract`, only the
-        tools that round offers (`tool_choice` gives the matching tool choice).
-
-        Gemini gets `parametersJsonSchema`, or the OpenAPI subset in `parameters` with
-        `schema="openapi"` (for older models). `strict` defaults to the profile's setting for
-        that provider (`tools.openaiStrict`, `tools.anthropicStrict`); `defer_loading` names
-        Anthropic tools to send with `defer_loading: true`."""
-        from ..protocols import get_provider, render
-
-        provider = get_provider(protocol)
-        chosen = self.strict_for(provider.name) if strict is None else strict
-        bindings = self.bindings
-        if contract is not None:
-            offered = set(contract.apply(self).names)
-            bindings = tuple(b for b in bindings if b.call_name in offered)
-        return render(provider, bindings, strict=chosen, schema=schema, defer_loading=defer_loading)
-
-    def tool_choice(self, protocol: Any, contract: TurnContract) -> Any:
-        """The provider's tool choice for a round under `contract` (`None`: send no tool
-        choice, as for `none`/`auto` with no tools); pairs with `render(protocol, contract=...)`."""
-        from ..protocols import encode_tool_choice
-
-        turn = contract.apply(self)
-        return encode_tool_choice(protocol, turn.protocol_choice(), turn.names)
-
-    def check(self, protocols: Iterable[Any] | None = None, *, schema: str = "json-schema") -> list[Any]:
-        """Every call-name and schema problem per provider, with the rule it breaks
-        (`toolbench.protocols.Problem`); `fatal` ones would make that provider refuse the request.
-        `protocols` are providers or names (default: every name of `toolbench.protocols.names()`).
-        `schema` is Gemini's field, as in `render`; strict rules follow the profile's settings."""
-        from ..protocols import check, get_provider, names
-
-        problems: list[Any] = []
-        for provider in map(get_provider, protocols or names()):
-            problems += check(self.bindings, strict=self.strict_for(provider.name), protocols=[provider], schema=schema)
-        return problems
-
     def strict_for(self, protocol: str) -> bool:
         """Whether the profile asked for that provider's strict tool mode."""
         return self.anthropic_strict if protocol == "anthropic" else self.strict
 
-    def golden(self) -> list[dict[str, Any]]:
-        """The tool list as a JSON-able golden form: call name, ToolId, description, schema."""
-        from ..protocols import golden
 
-        return golden(self.bindings)
-
-    def diff(self, other: Any) -> Any:
-        """What changed from this snapshot to `other` (a Snapshot or a golden list)."""
-        from ..protocols import diff
-
-        after = other.bindings if isinstance(other, Snapshot) else other
-        return diff(self.bindings, after)
+S = TypeVar("S", bound=Snapshot)
 
 
 def snapshot_problems(
@@ -229,7 +174,8 @@ def prepare(
     scene: Scene = "chat",
     unavailable: Mapping[ToolId, Diagnostic] | None = None,
     return_mode: ToolDescriptor | None = None,
-) -> Snapshot:
+    snapshot_type: type[S] = Snapshot,  # type: ignore[assignment]
+) -> S:
     """Freeze the tools `profile` offers from `catalog` in `scene`.
 
     `unavailable` explains external tools the profile names that no source offers now.
@@ -281,7 +227,7 @@ def prepare(
             name = allocate(seed, used)
             used.add(name)
         bindings.append(Binding(descriptor=d, call_name=name, max_calls=settings.max_calls_per_tool.get(str(d.id))))
-    return Snapshot.build(
+    return snapshot_type.build(
         id=snapshot_id,
         scene=scene,
         bindings=tuple(bindings),

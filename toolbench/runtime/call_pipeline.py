@@ -31,8 +31,9 @@ from ..core.loop_breaker import LoopBreaker
 from ..core.profile import Profile
 from ..core.results import AttachmentRef, ToolOutput, ToolResult, call_file_stem, error_result, project, trusted_result
 from ..core.schema_check import check_arguments
-from ..core.snapshot import Binding, Snapshot
+from ..core.snapshot import Binding
 from ..core.turn import Turn
+from ..protocols.snapshot import Snapshot
 from ..tools.base import StopSignal, ToolContext, current_deadline
 from ..tools.state import InvocationState
 from . import attachments

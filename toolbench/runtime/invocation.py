@@ -22,8 +22,8 @@ from ..core.fileio import encode_text
 from ..core.gate import GateState
 from ..core.profile import Profile
 from ..core.results import ToolResult
-from ..core.snapshot import Snapshot
 from ..core.turn import Turn, TurnContract
+from ..protocols.snapshot import Snapshot
 from ..tools.state import InvocationState
 from ..tools.workspace.publish import PublishedOutput
 from ..tools.workspace.runtime_files import read_runtime_file, write_runtime_file

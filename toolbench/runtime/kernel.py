@@ -19,6 +19,7 @@ from ..core.errors import ToolbenchError
 from ..core.loop import LoopThread
 from ..core.profile import Profile
 from ..core.snapshot import prepare
+from ..protocols.snapshot import Snapshot
 from ..tools.state import InvocationState
 from ..tools.workspace.runtime_files import make_runtime_folder
 from .approval import Approvals
@@ -133,7 +134,7 @@ class Kernel:
         profile = profile or self._profile
         catalog = {d.id: d for d in self.catalog()}
         snapshot = prepare(profile, catalog, snapshot_id=invocation_id, scene=scene,
-                           unavailable=self.sources.diagnostics(), return_mode=return_mode)
+                           unavailable=self.sources.diagnostics(), return_mode=return_mode, snapshot_type=Snapshot)
         make_runtime_folder(self.workspace, self.store.invocation_folder(invocation_id))
         inv = Invocation.create(self, snapshot, profile, self._inputs())
         inv.state.root = workspace

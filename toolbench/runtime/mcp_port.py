@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..core.errors import ToolbenchError, ToolError
-from ..core.snapshot import Snapshot
+from ..protocols.snapshot import Snapshot
 from ..tools.base import Approve
 from ..tools.mcp_manage import config_of
 from ..tools.registry import INJECTED
