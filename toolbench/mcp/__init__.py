@@ -110,6 +110,7 @@ from ._server_features import (
 )
 from ._token_store import default_token_dir
 from ._transport import HttpTransport, InProcessTransport, McpTransport, SdkTransport, StdioTransport, TransportContext
+from ._transport_types import register_transport_type, transport_notices, transport_types, unregister_transport_type
 from ._wire import TraceMessage
 
 __all__ = [
@@ -151,5 +152,9 @@ __all__ = [
     "mcp_name_changes",
     "plain_mcp_name",
     "read_mcp_json",
+    "register_transport_type",
+    "transport_notices",
+    "transport_types",
+    "unregister_transport_type",
     "workspace_roots",
 ]

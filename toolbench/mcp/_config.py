@@ -9,9 +9,9 @@ made unique within the manager with `-2`, `-3`, ..., or the `id=` given. Tool id
 
 `mcp.json` entries are `{command, args, env, cwd, envFile}` (stdio) or `{url, headers,
 oauth}` (streamable HTTP; `oauth` as `_oauth` reads it); `type` (or `transport`) picks the
-transport class in `CONFIG_TYPES`, and without one `command` means stdio and `url` streamable
-HTTP. `sse` and other types are refused
-(`mcp.config_invalid`). Placeholders are expanded (see `_mcp_json`); Python registrations are
+transport class (`_transport_types`: the built-in ones, then those registered or installed),
+and without one `command` means stdio and `url` streamable HTTP. `sse` and other types are
+refused (`mcp.config_invalid`). Placeholders are expanded (see `_mcp_json`); Python registrations are
 taken literally, but for `~` in `roots` folders. `roots` (any transport) is the folders declared to
 that server as the client's roots (see `_roots`).
 
@@ -31,8 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Protocol, TypedDict, Unpack, cast
+from typing import Any, TypedDict, Unpack, cast
 
 from ..core.errors import ToolbenchError
 from ..core.fileio import read_regular_file
@@ -40,6 +39,7 @@ from ._mcp_json import ConfigEntry, config_invalid
 from ._oauth import OAuth
 from ._roots import WORKSPACE, RootsSetting, RootsValue, config_roots, roots_setting
 from ._transport import HttpTransport, InProcessTransport, McpTransport, StdioTransport
+from ._transport_types import transport_type, transport_types
 
 DEFAULT_TIMEOUT = 60.0
 CONFIG_BYTES = 4 << 20  # an mcp.json is a few KB
@@ -193,18 +193,6 @@ def _about(name: str) -> Iterator[None]:
         raise _bad(name, exc.message) from exc
 
 
-class _FromConfig(Protocol):
-    def from_config(self, entry: ConfigEntry) -> McpTransport: ...
-
-
-CONFIG_TYPES: Mapping[str, _FromConfig] = MappingProxyType({
-    "stdio": StdioTransport,
-    "http": HttpTransport,
-    "streamable-http": HttpTransport,
-    "streamable_http": HttpTransport,
-    "streamablehttp": HttpTransport,
-})
-"""The `mcp.json` `type`s toolbench reads, and the transport class each names (`sse` is not one)."""
 _INFERRED = {"command": "stdio", "url": "http"}  # an entry without a `type`
 
 
@@ -284,9 +272,10 @@ def _entry_options(name: str, entry: Any, base: Path | None, default_timeout: fl
             if len(inferred) != 1:
                 raise config_invalid("give exactly one of `command` (stdio) or `url` (streamable HTTP)")
             kind = inferred[0]
-        reader = CONFIG_TYPES.get(str(kind).lower())
+        reader = transport_type(str(kind))
         if reader is None:
-            raise config_invalid(f"transport `{kind}` is not supported; use stdio (command) or http (url)")
+            raise config_invalid(f"transport `{kind}` is not supported; use stdio (command), http (url) or one of "
+                                 f"{', '.join(transport_types())} (mcp.register_transport_type adds one)")
         transport = reader.from_config(ConfigEntry(entry, base))
         enabled, disabled = entry.get("enabled", True), entry.get("disabled", False)
         if not isinstance(enabled, bool) or not isinstance(disabled, bool):

@@ -19,7 +19,7 @@ its class:
 - `SdkTransport(factory)`: any other SDK transport; `factory()` returns a new async context
   manager of streams at each connect (`SdkTransport(lambda: sse_client(url))`).
 
-The `mcp.json` types that name these classes are in `_config.CONFIG_TYPES`; the classes read
+The `mcp.json` types that name these classes are in `_transport_types`; the classes read
 their entry in `from_config`.
 """
 
