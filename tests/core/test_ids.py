@@ -23,6 +23,7 @@ ID_CODES = {"tool.id_invalid", "tool.provider_id_empty", "tool.provider_id_inval
         ("extension/contract:inspect", "extension/contract", "inspect", "extension"),
         ("mcp/reg-1:ns:tool.x", "mcp/reg-1", "ns:tool.x", "mcp"),  # split at the first `:` only
         ("builtin:a b", "builtin", "a b", "builtin"),
+        ("remote/api:search", "remote/api", "search", "remote"),  # a tool source's own kind
     ],
 )
 def test_parse_gives_provider_name_and_kind_and_str_round_trips(text, provider, name, kind):
@@ -43,6 +44,10 @@ def test_parse_gives_provider_name_and_kind_and_str_round_trips(text, provider, 
         ("mcp/:tool", "tool.provider_id_invalid"),
         ("extension/:tool", "tool.provider_id_invalid"),
         ("plugin:tool", "tool.provider_id_invalid"),
+        ("Remote/api:tool", "tool.provider_id_invalid"),
+        ("builtin/x:tool", "tool.provider_id_invalid"),
+        ("/x:tool", "tool.provider_id_invalid"),
+        ("remote/:tool", "tool.provider_id_invalid"),
     ],
 )
 def test_parse_rejects_bad_text_with_its_code(text, code):
@@ -99,6 +104,7 @@ _provider = st.one_of(
     st.just("builtin"),
     st.text(st.characters(exclude_characters=":"), min_size=1).map(lambda s: f"mcp/{s}"),
     st.text(st.characters(exclude_characters=":"), min_size=1).map(lambda s: f"extension/{s}"),
+    st.text(st.characters(exclude_characters=":"), min_size=1).map(lambda s: f"remote-api/{s}"),
 )
 
 

@@ -190,3 +190,54 @@ def test_permission_of_ids_no_source_has(toolbench_bench: Workbench) -> None:
     with pytest.raises(ToolbenchError) as info:
         toolbench_bench.permission("mcp/none:x")
     assert info.value.code == "mcp.server_unknown"
+
+
+# a source's own kind ---------------------------------------------------------------------------
+SEARCH = ToolId.parse("remote/api:search")
+GONE = ToolId.parse("remote/api:gone")
+
+
+class OwnKind(ToolSource):
+    """Tools under an id kind of its own (`remote/api:...`), not borrowed from the extensions."""
+
+    kind = "remote"
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        return [ToolDescriptor(id=SEARCH, description="Search remotely.")]
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        if tool_id != SEARCH:
+            raise ToolError("remote.tool_gone", f"`{tool_id}` is not served any more")
+        return ToolOutput("found")
+
+    def unavailable(self, tool_id: ToolId) -> Any:
+        from toolbench.core.snapshot import Diagnostic
+
+        return Diagnostic(tool_id=str(tool_id), code="tool.source_unavailable", message="the remote API dropped it")
+
+
+def test_a_source_of_its_own_kind_names_its_ids_and_says_why_one_is_missing(tmp_path: Path) -> None:
+    assert (SEARCH.kind, SEARCH.source_id) == ("remote", "api")
+    with Workbench(tmp_path, Profile.default().edit(allow=[str(SEARCH), str(GONE)])) as bench:
+        before = {d.tool_id: d for d in bench.invocation().snapshot.diagnostics}
+        assert before[str(GONE)].code == "tool.source_unavailable"  # no source of that kind yet: not MCP's words
+        assert "kind `remote`" in before[str(GONE)].message
+        bench.add_source(OwnKind())
+        inv = bench.invocation()
+        assert [b.call_name for b in inv.snapshot.bindings] == ["search"]
+        [gone] = [d for d in inv.snapshot.diagnostics if d.tool_id == str(GONE)]
+        assert (gone.code, gone.message) == ("tool.source_unavailable", "the remote API dropped it")
+        assert inv.call("search", {}).content == "found"
+        with pytest.raises(ToolbenchError) as taken:
+            bench.add_source(OwnKind())  # one source answers for a kind
+        assert taken.value.code == "bench.misuse" and "OwnKind's" in taken.value.message
+
+
+@pytest.mark.parametrize("kind", ["mcp", "extension", "builtin", "Remote", "", 3])
+def test_a_source_cannot_take_a_kind_that_is_not_free(tmp_path: Path, kind: Any) -> None:
+    source = OwnKind()
+    source.kind = kind
+    with Workbench(tmp_path) as bench, pytest.raises(ToolbenchError) as misuse:
+        bench.add_source(source)
+    assert misuse.value.code == "bench.misuse"

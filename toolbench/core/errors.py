@@ -18,7 +18,8 @@ CODES: dict[str, str] = {
     # identity
     "tool.id_invalid": "a ToolId has no `:` separating provider and native name",
     "tool.provider_id_empty": "a ToolId's provider part is empty",
-    "tool.provider_id_invalid": "a ToolId's provider part is not builtin, mcp/<id> or extension/<id>",
+    "tool.provider_id_invalid": "a ToolId's provider part is not builtin, mcp/<id>, extension/<id> or <kind>/<id>",
+    "tool.source_unavailable": "a tool of a source's own kind is enabled or offered but its source offers it not",
     "tool.native_name_empty": "a ToolId's native name is empty",
     "extension.tool_identity_required": "an extension tool needs a non-blank extension id and name",
     # arguments

@@ -1,15 +1,18 @@
-"""Stable tool identity: `builtin:<name>`, `mcp/<registration-id>:<name>`, `extension/<id>:<name>`."""
+"""Stable tool identity: `builtin:<name>`, `mcp/<registration-id>:<name>`, `extension/<id>:<name>`,
+or a tool source's own kind, `<kind>/<source-id>:<name>` (`ToolSource.kind`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic_core import core_schema
 
 from .errors import ToolbenchError
 
-ToolKind = Literal["builtin", "mcp", "extension"]
+ToolKind = str  # "builtin", "mcp", "extension", or a tool source's own
+KIND = re.compile(r"[a-z][a-z0-9-]{0,30}")
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -27,8 +30,8 @@ class ToolId:
         if ":" in self.provider or kind is None:
             raise ToolbenchError(
                 "tool.provider_id_invalid",
-                f"provider `{self.provider}` must be `builtin`, `mcp/<registration-id>` "
-                "or `extension/<extension-id>`",
+                f"provider `{self.provider}` must be `builtin`, `mcp/<registration-id>`, "
+                "`extension/<extension-id>` or a tool source's `<kind>/<source-id>`",
             )
         if not self.name:
             raise ToolbenchError("tool.native_name_empty", "the native name after `:` is empty")
@@ -67,7 +70,8 @@ class ToolId:
 
     @property
     def source_id(self) -> str | None:
-        """The registration id of an MCP tool, the extension id of an extension tool."""
+        """The registration id of an MCP tool, the extension id of an extension tool, the source
+        id of a source's own kind."""
         _, _, rest = self.provider.partition("/")
         return rest or None
 
@@ -96,8 +100,5 @@ class ToolId:
 def _kind_of(provider: str) -> ToolKind | None:
     if provider == "builtin":
         return "builtin"
-    for kind in ("mcp", "extension"):
-        prefix = f"{kind}/"
-        if provider.startswith(prefix) and len(provider) > len(prefix):
-            return kind
-    return None
+    kind, slash, rest = provider.partition("/")
+    return kind if slash and rest and kind != "builtin" and KIND.fullmatch(kind) else None

@@ -242,5 +242,9 @@ def _unavailable(tool_id: ToolId) -> Diagnostic:
     if tool_id.kind == "extension":
         return Diagnostic(tool_id=str(tool_id), code="extension.tool_unavailable",
                           message="no extension tool with this id is registered; register it on the bench")
-    return Diagnostic(tool_id=str(tool_id), code="mcp.tool_unavailable",
-                      message="no active MCP server offers this tool (server missing, failed, disabled, or tool off)")
+    if tool_id.kind == "mcp":
+        return Diagnostic(tool_id=str(tool_id), code="mcp.tool_unavailable", message="no active MCP server "
+                          "offers this tool (server missing, failed, disabled, or tool off)")
+    # a source's own kind: its source, when added, says why (`ToolSource.unavailable`)
+    return Diagnostic(tool_id=str(tool_id), code="tool.source_unavailable",
+                      message=f"no tool source of kind `{tool_id.kind}` offers this tool; add the source to the bench")

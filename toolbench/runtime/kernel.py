@@ -134,7 +134,8 @@ class Kernel:
         profile = profile or self._profile
         catalog = {d.id: d for d in self.catalog()}
         snapshot = prepare(profile, catalog, snapshot_id=invocation_id, scene=scene,
-                           unavailable=self.sources.diagnostics(), return_mode=return_mode, snapshot_type=Snapshot)
+                           unavailable=self.sources.diagnostics(profile.tools.active()), return_mode=return_mode,
+                           snapshot_type=Snapshot)
         make_runtime_folder(self.workspace, self.store.invocation_folder(invocation_id))
         inv = Invocation.create(self, snapshot, profile, self._inputs())
         inv.state.root = workspace

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.descriptors import ToolDescriptor, check_unique
 from ..core.errors import ToolbenchError
-from ..core.ids import ToolId
+from ..core.ids import KIND, ToolId
 from ..core.results import ToolOutput
 from ..core.snapshot import Diagnostic
 from ..tools.base import RoundEnd, ToolContext, time_limit
@@ -36,9 +36,18 @@ class ToolSource:
     any source: such a tool must end its round, and delegated children do not get it."""
 
     checks_arguments: bool = True
+    # The ToolId kind of its own tools (`<kind>/<source-id>:<name>`), if it has one: it then
+    # answers for the ids of that kind that no source offers (a call of one, and the snapshot's
+    # diagnostic, `unavailable`). None: its ids borrow another kind (`extension/<id>`).
+    kind: str | None = None
 
     def descriptors(self) -> Sequence[ToolDescriptor]:
         raise NotImplementedError
+
+    def unavailable(self, tool_id: ToolId) -> Diagnostic:
+        """Why a tool of its kind that the profile names is not offered (a snapshot diagnostic)."""
+        return Diagnostic(tool_id=str(tool_id), code="tool.source_unavailable",
+                          message=f"{type(self).__name__} does not offer this tool now")
 
     def diagnostics(self) -> Mapping[ToolId, Diagnostic]:
         """Tools this source knows but cannot offer now, with the reason (left out of snapshots)."""
@@ -131,10 +140,20 @@ class Sources:
         # Each kind of ToolId has a source that answers for ids no source has now (an
         # unregistered extension tool, a tool its MCP server no longer lists).
         self._fallback: dict[str, ToolSource] = {}
+        self._kinds: dict[str, ToolSource] = {}  # the sources that declared a kind of their own
 
     def add(self, source: ToolSource) -> None:
         if not isinstance(source, ToolSource):
             raise ToolbenchError("bench.misuse", f"a tool source is a ToolSource, not {type(source).__name__}")
+        kind = source.kind
+        if kind is not None:
+            taken = self._fallback.get(kind)
+            if not (isinstance(kind, str) and KIND.fullmatch(kind)) or kind == "builtin" or taken is not None:
+                whose = "" if taken is None else f" (it is {type(taken).__name__}'s)"
+                raise ToolbenchError("bench.misuse", f"a tool source's kind is a free lowercase name "
+                                     f"([a-z][a-z0-9-]*), not {kind!r}{whose}")
+            self._fallback[kind] = source
+            self._kinds[kind] = source
         self._sources.append(source)
 
     def add_fallback(self, kind: str, source: ToolSource) -> None:
@@ -146,10 +165,16 @@ class Sources:
         check_unique(tools)
         return tools
 
-    def diagnostics(self) -> dict[ToolId, Diagnostic]:
+    def diagnostics(self, wanted: Iterable[ToolId] = ()) -> dict[ToolId, Diagnostic]:
+        """What the sources cannot offer, and of `wanted` (the profile's tools) those of a
+        source's own kind that it does not offer now, in its words."""
         out: dict[ToolId, Diagnostic] = {}
         for source in self._sources:
             out.update(source.diagnostics())
+        for tool_id in wanted:
+            own = self._kinds.get(tool_id.kind)
+            if own is not None and tool_id not in out and not own.has(tool_id):
+                out[tool_id] = own.unavailable(tool_id)
         return out
 
     def owner(self, tool_id: ToolId) -> ToolSource:
