@@ -15,6 +15,7 @@ Rules where the issue was silent:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,11 +28,13 @@ if TYPE_CHECKING:
 
 def open_bench(workspace: str | None, profile: str | None, *, seed: int | None = None,
                demo: bool = False) -> Workbench:
-    """A bench on `workspace` (None: a fresh demo workspace, removed on close) and `profile`."""
-    if not demo:
-        return Workbench(workspace, profile, seed=seed)
-    bench = Workbench.demo(workspace, seed=seed)
-    if profile is not None:
+    """A bench on `workspace` (None: a fresh demo workspace, removed on close) and `profile`,
+    with the tool sources installed packages declare (`toolbench.sources`; a skipped one is a
+    line on stderr)."""
+    bench = Workbench(workspace, profile, seed=seed) if not demo else Workbench.demo(workspace, seed=seed)
+    for notice in bench.add_installed_sources():
+        print(f"toolbench: {notice}", file=sys.stderr)
+    if demo and profile is not None:
         demo_tools = [t for t in bench.profile.tools.allow if t.startswith("extension/demo:")]
         try:
             bench.profile = profile

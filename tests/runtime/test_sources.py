@@ -241,3 +241,47 @@ def test_a_source_cannot_take_a_kind_that_is_not_free(tmp_path: Path, kind: Any)
     with Workbench(tmp_path) as bench, pytest.raises(ToolbenchError) as misuse:
         bench.add_source(source)
     assert misuse.value.code == "bench.misuse"
+
+
+def test_an_installed_source_reaches_the_command_line_and_a_broken_one_is_a_notice(tmp_path: Path) -> None:
+    import json
+    import textwrap
+
+    from deadline import ROOT, run_with_deadline
+
+    site = tmp_path / "site"
+    info = site / "tb_remote-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tb_remote\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[toolbench.sources]\nremote = tb_remote:Remote\n"
+                                           "broken = tb_remote:broken\ngone = tb_missing:Source\n", encoding="utf-8")
+    (site / "tb_remote.py").write_text(textwrap.dedent('''
+        from toolbench import ToolDescriptor, ToolId, ToolOutput, ToolSource
+
+        class Remote(ToolSource):
+            kind = "remote"
+            def descriptors(self):
+                return [ToolDescriptor(id=ToolId.parse("remote/api:search"), description="Search remotely.")]
+            def call(self, tool_id, arguments, ctx, *, blocking):
+                return ToolOutput("found")
+
+        def broken():
+            return 42
+    '''), encoding="utf-8")
+    profile = tmp_path / "profile.json"
+    profile.write_text(Profile.default().edit(allow=["remote/api:search"]).to_json_text(), encoding="utf-8")
+    script = f"""
+import contextlib, io, sys
+sys.path.insert(0, {str(site)!r})
+from toolbench.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main(sys.argv[1:])
+report([code, out.getvalue(), err.getvalue()])
+"""
+    code, out, err = run_with_deadline(script, cwd=ROOT, deadline=60,
+                                       args=("call", "search", "{}", "--profile", str(profile)))
+    assert code == 0 and json.loads(out)["content"] == "found"
+    notices = [line for line in err.splitlines() if "tool.source_plugin_skipped" in line]
+    assert len(notices) == 2 and any("`broken`" in n and "not a ToolSource" in n for n in notices)
+    assert any("`gone`" in n for n in notices)

@@ -29,6 +29,7 @@ from .approval import Handler as ApprovalHandler
 from .demo import seed_demo_workspace
 from .extensions import make_extension_tool
 from .in_flight import check_concurrency, check_executor
+from .installed_sources import add_installed
 from .invocation import Invocation
 from .kernel import Kernel
 from .observers import Observer
@@ -175,6 +176,11 @@ class Workbench:
         parsed = ToolId.parse(str(tool_id))
         self._kernel.extensions.unregister(parsed)
         self._registrations.pop(parsed, None)
+
+    def add_installed_sources(self) -> list[str]:
+        """Add the tool sources installed packages declare in the entry-point group
+        `toolbench.sources` (runtime/installed_sources.py); the notices of those skipped."""
+        return add_installed(self._kernel)
 
     def add_source(self, source: ToolSource) -> None:
         """Add a tool source after the builtins, the extension tools and the MCP servers: a
