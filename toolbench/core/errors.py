@@ -114,6 +114,10 @@ CODES: dict[str, str] = {
                            "replaces a registered one)",
     "protocol.plugin_skipped": "an installed provider (entry point `toolbench.providers`) could not be used; "
                                "toolbench.protocols.notices() says which and why",
+    "mcp.transport_plugin_skipped": "an installed MCP transport (entry point `toolbench.transports`) could not "
+                                    "be used; toolbench.mcp.transport_notices() says which and why",
+    "tool.source_plugin_skipped": "an installed tool source (entry point `toolbench.sources`) could not be used; "
+                                  "bench.add_installed_sources() returns which and why",
     "protocol.unsupported": "the provider lacks a method this asks for (answer bodies for ScriptedModel)",
     "protocol.history_invalid": "a history to encode has an empty call name, or an empty or repeated call id",
     "protocol.tool_choice_invalid": "a tool choice is not none, auto, required or {name: <call name>}",
