@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from toolbench import Profile, ToolbenchError, Workbench, evals
+from toolbench import Profile, ToolbenchError, ToolSource, Workbench, evals
 from toolbench.testing import ScriptedModel
 
 ray = pytest.importorskip("ray", reason="the Ray extra (toolbench[ray]) is in the test extra")
@@ -150,3 +150,24 @@ def test_the_eval_command_runs_a_files_cases_on_the_cluster(cluster: None, tmp_p
                  "--executor", "ray", "--per-model", "1", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0 and "Report(2/4 attempts passed)" in out
+
+
+def _explode() -> None:
+    raise RuntimeError("this source cannot start on a worker")
+
+
+class Fragile(ToolSource):
+    """Pickles here and fails to unpickle there: the worker cannot build its bench."""
+
+    def __reduce__(self) -> Any:
+        return (_explode, ())
+
+    def descriptors(self) -> list[Any]:
+        return []
+
+
+def test_a_worker_that_cannot_build_its_bench_stops_the_run_coded(cluster: None, bench: Workbench) -> None:
+    bench.add_source(Fragile())
+    with pytest.raises(ToolbenchError) as failed:
+        evals.run(bench, [READS], {"reader": reader}, executor="ray")
+    assert failed.value.code == "bench.cluster_failed"

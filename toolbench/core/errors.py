@@ -116,6 +116,7 @@ CODES: dict[str, str] = {
                                "toolbench.protocols.notices() says which and why",
     "mcp.transport_plugin_skipped": "an installed MCP transport (entry point `toolbench.transports`) could not "
                                     "be used; toolbench.mcp.transport_notices() says which and why",
+    "bench.cluster_failed": "a Ray worker of executor=\"ray\" died or could not build its bench; the run stopped",
     "tool.source_plugin_skipped": "an installed tool source (entry point `toolbench.sources`) could not be used; "
                                   "bench.add_installed_sources() returns which and why",
     "protocol.unsupported": "the provider lacks a method this asks for (answer bodies for ScriptedModel)",

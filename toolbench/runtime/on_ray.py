@@ -76,6 +76,9 @@ def run_shards(bench: Workbench, shards: Iterable[Sequence[T]], work: Callable[[
     actors = [_Worker.remote(sent) for _ in range(min(workers, count or workers))]  # type: ignore[attr-defined]
     try:
         return _streamed(ActorPool(actors), ray.put(work), itertools.chain([first], shards), len(actors), on_shard)
+    except ray.exceptions.RayActorError as died:  # a worker's process died, or its bench could not be built
+        raise ToolbenchError("bench.cluster_failed", f"a Ray worker stopped: {died}; the run is cut short "
+                             "(the worker's log in the Ray session folder says why)") from died
     finally:
         for actor in actors:
             with contextlib.suppress(Exception):  # a worker that died has nothing left to close
