@@ -11,8 +11,7 @@ handoff first ask the caller's run policy (`profile.run.check_delegation`: upstr
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from ..core.agents import (
     AWAIT_MODES,
@@ -31,22 +30,8 @@ from ..core.descriptors import ToolDescriptor
 from ..core.errors import ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
+from .agents_port import AgentsPort
 from .base import BuiltinTool, ToolContext
-
-
-class AgentsPort(Protocol):
-    """What these tools need from the runtime (`toolbench.runtime.agents.AgentsService`)."""
-
-    async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
-    async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]],
-                              concurrency: float | None = None) -> list[dict[str, Any]]: ...
-    async def await_tasks(self, parent_id: str, task_ids: Sequence[str] | None, mode: str,
-                          timeout_ms: int) -> dict[str, Any]: ...
-    async def handoff(self, parent_id: str, agent_id: str, brief: Mapping[str, Any],
-                      policy: str | None) -> dict[str, Any]: ...
-    async def task_returned(self, child_id: str, payload: Mapping[str, Any]) -> dict[str, Any]: ...
-    async def send(self, sender_id: str, to: str | None, message: str, channel: str | None) -> dict[str, Any]: ...
-
 
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": {"type": "string"}}

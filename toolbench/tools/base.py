@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from ..core.profile import Profile
+    from .agents_port import AgentsPort
     from .mcp_port import McpPort
 
 
@@ -118,7 +119,7 @@ class ToolContext:
     call_id: str
     call_names: Mapping[str, str] = field(default_factory=dict)  # ToolId text -> call name
     state: InvocationState = field(default_factory=InvocationState)
-    agents: Any = None  # the bench's sub-agent service (`toolbench.tools.agents.AgentsPort`)
+    agents: AgentsPort | None = None  # the bench's sub-agent service (tools/agents_port.py)
     # Set by `inv.cancel()`: an event of the bench loop (where async handlers run). A handler
     # that can stop early watches it and ends with its own cancelled error; others run to the end.
     cancel: asyncio.Event | None = None
