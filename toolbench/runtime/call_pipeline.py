@@ -39,7 +39,6 @@ from ..tools.state import InvocationState
 from . import attachments
 from .approval import ApprovalRequest
 from .bridge import NestedCalls, nested_in
-from .mcp_port import McpManagePort
 from .observers import tell_call
 from .records import CallRecord, RunLog
 from .seeding import invocation_rng
@@ -47,8 +46,8 @@ from .sources import ToolSource
 from .store import args_path, audit_path
 
 if TYPE_CHECKING:
+    from .call_services import CallServices
     from .invocation import Invocation
-    from .kernel import Kernel
 
 # What a provider can hand over as a call's arguments; anything else is a Python object.
 _WIRE_TYPES = (str, dict, list, int, float, bool, type(None), ToolArguments)
@@ -74,11 +73,11 @@ class CallPipeline:
     `records`, `gate` and `blocked` are read by the invocation's faces; `closed` is set by its
     `close`. `log` and `lock` are the invocation's (one run log, one lock for its counters)."""
 
-    def __init__(self, owner: Invocation, kernel: Kernel, log: RunLog, lock: threading.RLock, *,
+    def __init__(self, owner: Invocation, services: CallServices, log: RunLog, lock: threading.RLock, *,
                  snapshot: Snapshot, profile: Profile, state: InvocationState,
                  records: Sequence[CallRecord], gate: GateState, blocked: str | None) -> None:
         self._owner = owner  # its place among the bench's invocations seeds the dice (`_rng`)
-        self._kernel = kernel
+        self._bench = services
         self._log = log
         self._lock = lock
         self._id = snapshot.id
@@ -92,7 +91,7 @@ class CallPipeline:
         self._call_ids = {(r.round, r.call_id) for r in records}
         self._seq = itertools.count(len(records) + 1)
         self._call_names = {str(b.tool_id): b.call_name for b in snapshot.bindings}
-        self._mcp_port = McpManagePort(kernel, snapshot)  # mcp.manage's; it depends on the snapshot only
+        self._mcp_port = services.mcp_port(snapshot)  # mcp.manage's; it depends on the snapshot only
         self._cancel = asyncio.Event()  # given to each builtin call; cancel() sets it and makes a new one
         self._stop = StopSignal()  # the same, for builtins' blocking handlers (tools/base.py)
         self._breaker = LoopBreaker()
@@ -106,7 +105,7 @@ class CallPipeline:
             event, self._cancel = self._cancel, asyncio.Event()
             stop, self._stop = self._stop, StopSignal()
         stop.set()
-        loop = self._kernel.loop
+        loop = self._bench.loop
         if loop.in_loop():
             event.set()
         else:  # the event belongs to the bench loop, where async builtins await it
@@ -139,7 +138,7 @@ class CallPipeline:
                                     audit=False)
             self._call_ids.add((round_no, call_id))
             stem = call_file_stem(self._id, round_no, call_id)
-            self._kernel.store.write_later(args_path(stem), args.to_json())
+            self._bench.store.write_later(args_path(stem), args.to_json())
             if self.blocked is not None:
                 return self._refuse(round_no, call_id, name, args, tool_id, started, "agent.tool_not_started",
                                     f"Not started: this invocation is blocked. {self.blocked}")
@@ -178,7 +177,7 @@ class CallPipeline:
         """Run a begun call from sync code (on the bench loop's thread or off it)."""
         if isinstance(step, ToolResult):
             return step
-        loop = self._kernel.loop
+        loop = self._bench.loop
         try:
             output = self._dispatch(step, blocking=not loop.in_loop())
             if inspect.isawaitable(output):
@@ -201,7 +200,7 @@ class CallPipeline:
         try:
             output = self._dispatch(step, blocking=False)
             if inspect.isawaitable(output):
-                output = await self._kernel.loop.run_async(_awaited(output))
+                output = await self._bench.loop.run_async(_awaited(output))
         except (Exception, asyncio.CancelledError) as exc:
             result = self._fail(step, exc)
             task = asyncio.current_task()
@@ -216,17 +215,17 @@ class CallPipeline:
         tool_id = step.binding.tool_id
         source = self._sources.get(tool_id)
         if source is None:  # once per tool: a source's `has` may list its tools
-            source = self._sources[tool_id] = self._kernel.sources.owner(tool_id)
+            source = self._sources[tool_id] = self._bench.sources.owner(tool_id)
         args = step.arguments.value
         ask = source.permission(tool_id) == "ask"
         if source.checks_arguments or ask:  # nobody is asked to approve a call that would be refused anyway
             check_arguments(step.binding.descriptor.input_schema, args)
-        builtin = source is self._kernel.builtins
+        builtin = source is self._bench.builtins
         # Read here, in the caller's thread: a nested call waits for no decision past its caller's end.
         deadline = current_deadline()
-        ctx = ToolContext(workspace=self._state.root or self._kernel.workspace, profile=self._profile, rng=self._rng(),
+        ctx = ToolContext(workspace=self._state.root or self._bench.workspace, profile=self._profile, rng=self._rng(),
                           invocation_id=self._id, round=step.round, call_id=step.call_id,
-                          call_names=self._call_names, state=self._state, agents=self._kernel.agents,
+                          call_names=self._call_names, state=self._state, agents=self._bench.agents(),
                           cancel=self._cancel, stop=self._stop,
                           mcp=self._mcp_port if builtin else None,
                           tools=self._nested_calls(step) if builtin else None,
@@ -269,7 +268,7 @@ class CallPipeline:
         decision is in the run log either way, before anything of the call runs."""
         asked = time.perf_counter()
         try:
-            decision = await self._kernel.approvals.decide(request, deadline=deadline)
+            decision = await self._bench.approvals.decide(request, deadline=deadline)
         except ToolError as exc:
             self._note_approval(request, exc.code)
             raise
@@ -285,7 +284,7 @@ class CallPipeline:
         dice in a new process."""
         rng = self._state.rng
         if rng is None:
-            seed, place = self._kernel.seed, self._owner.place
+            seed, place = self._bench.seed, self._owner.place
             # Not from the id: the bench makes ids at random (runtime/seeding.py, the one rule).
             where = self._id if place is None else place
             rng = self._state.rng = random.Random() if seed is None else invocation_rng(seed, where)
@@ -303,7 +302,7 @@ class CallPipeline:
                 return self._fail(step, ToolbenchError("tool.result_identity_mismatch", problem))
             # Written before the call returns: the result names the files, and the model may be told.
             if not self.closed:
-                saved = attachments.save(self._kernel.store, step.stem, output.attachments)
+                saved = attachments.save(self._bench.store, step.stem, output.attachments)
         result = trusted_result(step.call_id, str(step.binding.tool_id), output.content, output.structured,
                                 tuple(output.resource_refs), saved)
         return self._finish(step, result)
@@ -337,7 +336,7 @@ class CallPipeline:
                 round_no=step.round, read_call_name=self._call_names.get("builtin:workspace.read_file"),
                 search_call_name=self._call_names.get("builtin:workspace.search_files"))
             if projected is not None:
-                store = self._kernel.store
+                store = self._bench.store
                 # The audit file first: a readable file without its audit file is then always a
                 # write cut short (a crash between the two), which a reopen sweeps.
                 store.write_json_now(projected.audit_path, projected.raw)
@@ -364,14 +363,14 @@ class CallPipeline:
                 self.records.append(record)
             return result
         if audit and not externalized:  # an externalised result's audit file is written already
-            self._kernel.store.write_later(audit_path(stem or call_file_stem(self._id, round_no, call_id)), result)
+            self._bench.store.write_later(audit_path(stem or call_file_stem(self._id, round_no, call_id)), result)
         # The log line is the record of the answer: written before the call returns, so a
         # crash right after loses nothing that was answered (record files are rebuilt from it).
         with self._lock:  # the gate's counters as of this line: the last line holds the highest
             self._log.append({"record": record.to_log(), "gate": self.gate.to_json(), "blocked": self.blocked})
             self.records.append(record)
-        if self._kernel.observers:
-            tell_call(self._kernel.observers, self._id, record)
+        if self._bench.observers:
+            tell_call(self._bench.observers, self._id, record)
         return result
 
     def _annotate(self, round_no: int, call_id: str, name: str, args: ToolArguments, result: ToolResult,

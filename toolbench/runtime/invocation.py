@@ -71,8 +71,9 @@ class Invocation:
         self._dir = kernel.store.invocation_dir(snapshot.id)
         self._log = RunLog(kernel.workspace, kernel.store.invocation_folder(snapshot.id))
         self.state = state  # per-invocation tool state (read states, todos, the published output, ...)
-        self._calls = CallPipeline(self, kernel, self._log, self._lock, snapshot=snapshot, profile=profile,
-                                   state=state, records=records, gate=gate or GateState(), blocked=blocked)
+        self._calls = CallPipeline(self, kernel.call_services, self._log, self._lock, snapshot=snapshot,
+                                   profile=profile, state=state, records=records, gate=gate or GateState(),
+                                   blocked=blocked)
         self._face = ProviderFace(kernel.store, self._log, turns or {})
         self._round = max(max((r.round for r in records), default=0), self._face.last_round)
         self._round_hooks = kernel.sources.round_end_hooks([b.tool_id for b in snapshot.bindings])

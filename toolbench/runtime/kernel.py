@@ -23,8 +23,10 @@ from ..protocols.snapshot import Snapshot
 from ..tools.state import InvocationState
 from ..tools.workspace.runtime_files import make_runtime_folder
 from .approval import Approvals
+from .call_services import CallServices
 from .extensions import ExtensionSource
 from .invocation import Invocation
+from .mcp_port import McpManagePort
 from .mcp_source import McpSource
 from .observers import Observer
 from .sources import BuiltinSource, Sources, ToolSource
@@ -68,6 +70,10 @@ class Kernel:
         self._services = threading.Lock()  # first uses may race: a sync call and the loop
         self._closed = False
         self.observers: list[Observer] = []  # tracers (runtime/observers.py); empty: nothing is told
+        # What the call path uses of the bench, explicitly (runtime/call_services.py).
+        self.call_services = CallServices(workspace, self.loop, self.store, self.sources, self.builtins,
+                                          self.approvals, self.observers, seed, lambda: self.agents,
+                                          lambda snapshot: McpManagePort(self, snapshot))
 
     # the profile --------------------------------------------------------------------------
     @property
