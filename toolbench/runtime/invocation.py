@@ -25,6 +25,7 @@ from ..core.results import ToolResult
 from ..core.turn import Turn, TurnContract
 from ..protocols.snapshot import Snapshot
 from ..tools.state import InvocationState
+from ..tools.todo import TODOS
 from ..tools.workspace.publish import PublishedOutput
 from ..tools.workspace.runtime_files import read_runtime_file, write_runtime_file
 from .call_pipeline import CallPipeline
@@ -153,7 +154,7 @@ class Invocation:
 
     @property
     def todos(self) -> list[dict[str, Any]]:
-        return list(self.state.todos)
+        return [dict(t) for t in self.state.get(TODOS)]
 
     def budget(self) -> dict[str, Any]:
         """Calls left: in total, and per call name for tools with their own limit."""

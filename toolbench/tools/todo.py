@@ -13,6 +13,7 @@ from ..core.errors import ToolError
 from ..core.ids import ToolId
 from ..core.results import ToolOutput
 from .base import BuiltinTool, ToolContext
+from .state import StateKey
 
 STATUSES: Final = ("pending", "in_progress", "completed")
 
@@ -70,9 +71,12 @@ def render(todos: list[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
+TODOS: StateKey[list[dict[str, str]]] = StateKey("todo.items", list)  # the invocation's list (`inv.todos`)
+
+
 def write(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
     todos = validate(args["todos"])
-    ctx.state.todos = todos
+    ctx.state.set(TODOS, todos)
     return ToolOutput(content=render(todos), structured={"kind": "todo_write", "todos": todos})
 
 

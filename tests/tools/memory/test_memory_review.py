@@ -19,6 +19,7 @@ from toolbench import Profile
 from toolbench.core.errors import ToolbenchError
 from toolbench.tools.chat_history import parse_chat
 from toolbench.tools.memory import MemoryStore
+from toolbench.tools.memory.tool import STORE
 
 
 @pytest.fixture
@@ -59,10 +60,9 @@ def test_accept_records_the_user_as_the_source(store, tmp_path):
 
 
 def test_the_chat_tool_accepts_an_extracted_memory(inv, mem):
-    store_out = inv.state.memory_store
-    assert store_out is None  # opened on first use
+    assert inv.state.get(STORE) is None  # opened on first use
     mem("list")
-    _, store = inv.state.memory_store
+    _, store = inv.state.get(STORE)
     store.write(note("prefers-tabs"), actor="extractor")
     listing = mem("list")
     assert "[prefers-tabs] scope=global type=user (unreviewed)" in listing.content

@@ -14,8 +14,10 @@ from typing import Any, Final
 from ...core.descriptors import ToolDescriptor
 from ...core.errors import ToolError
 from ...core.ids import ToolId
+from ...core.memory_settings import MemorySettings
 from ...core.results import ToolOutput
 from ..base import BuiltinTool, ToolContext
+from ..state import StateKey
 from .evidence import MAX_ALIASES
 from .history import DEFAULT_LIMIT as HISTORY_LIMIT
 from .history import search_chat
@@ -82,15 +84,19 @@ QUERY = ToolDescriptor(
 )
 
 
+# The invocation's store, opened on first use (keyed by workspace and settings).
+STORE: StateKey[tuple[tuple[str, MemorySettings], MemoryStore] | None] = StateKey("memory.store", lambda: None)
+
+
 def open_store(ctx: ToolContext) -> MemoryStore:
     """The invocation's store, opened on first use (which reconciles the index with the files)."""
     key = (str(ctx.workspace), ctx.profile.memory)
-    cached = ctx.state.memory_store
+    cached = ctx.state.get(STORE)
     if cached is not None and cached[0] == key:
         return cached[1]
     store = MemoryStore(ctx.workspace, ctx.profile.memory, clock=ctx.state.memory_clock or local_now,
                         conversation=ctx.invocation_id)
-    ctx.state.memory_store = (key, store)
+    ctx.state.set(STORE, (key, store))
     return store
 
 

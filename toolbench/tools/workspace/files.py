@@ -30,6 +30,7 @@ from typing import Any, Final
 from ...core.errors import ToolError
 from ...core.fileio import encode_text, read_capped, replace_at
 from ..base import ToolContext, check_deadline
+from ..state import StateKey
 from . import beneath
 from .paths import Located, Resolved, Workspace, io_error, is_folder, not_regular
 
@@ -222,8 +223,12 @@ def split_lines(text: str) -> list[str]:
 
 
 # read state ------------------------------------------------------------------------------
+# workspace.read_file's read states (path -> what was returned of which version), per invocation.
+READS: StateKey[dict[str, ReadState]] = StateKey("workspace.reads", dict)
+
+
 def _reads(ctx: ToolContext) -> dict[str, ReadState]:
-    return ctx.state.reads
+    return ctx.state.get(READS)
 
 
 def note_read(ctx: ToolContext, res: Resolved, version: Version, start: int, end: int, total: int, *,

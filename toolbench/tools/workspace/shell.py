@@ -31,6 +31,7 @@ from ...core.ids import ToolId
 from ...core.results import ToolOutput
 from ...core.shell_settings import ShellSettings
 from ..base import BuiltinTool, ToolContext
+from ..state import StateKey
 from .files import drop_stale
 from .paths import SKILLS_ROOT, Workspace
 from .publish import is_text_name, note_shell_outcome, settle_round
@@ -165,15 +166,19 @@ def mounts(ws: Workspace) -> list[Mount]:
     return out
 
 
+# The mounts depend on the invocation's frozen profile only: built once per invocation.
+MOUNTS: StateKey[list[Mount] | None] = StateKey("workspace.shell_mounts", lambda: None)
+
+
 def _setup(ctx: ToolContext, args: dict[str, Any]) -> tuple[str, str, Workspace, list[Mount], dict[str, Command]]:
     command, workdir = parse_shell_args(args)
     # The bridge's commands (shell_bridge): this invocation's tools, until the shell's deadline.
     commands = bridge_commands(ctx.tools, time.monotonic() + ctx.profile.shell.timeout_seconds)
     ws = Workspace.of(ctx)
-    # The mounts depend on the invocation's frozen profile only: built once per invocation.
-    shell_mounts = ctx.state.shell_mounts
+    shell_mounts = ctx.state.get(MOUNTS)
     if shell_mounts is None:
-        shell_mounts = ctx.state.shell_mounts = mounts(ws)
+        shell_mounts = mounts(ws)
+        ctx.state.set(MOUNTS, shell_mounts)
     return command, workdir, ws, shell_mounts, commands
 
 
