@@ -9,7 +9,7 @@ PROTOCOLS = ("openai", "openai-responses", "anthropic", "gemini")
 
 def run(smoke: bool) -> c.Report:
     """Snapshot: prepare and render a snapshot of 2,000 tools."""
-    from toolbench import Profile, ToolDescriptor, ToolId
+    from toolbench import Profile, Snapshot, ToolDescriptor, ToolId
     from toolbench.core.snapshot import prepare
 
     count = 200 if smoke else 2_000
@@ -28,16 +28,16 @@ def run(smoke: bool) -> c.Report:
     profile = Profile.default().edit(allow=[str(d.id) for d in tools], max_calls_per_run=1_000, max_rounds=1_000)
     counter = iter(range(10**9))
 
-    def prepared() -> object:
-        return prepare(profile, catalog, snapshot_id=f"inv_bench{next(counter)}", scene="chat")
+    def prepared() -> Snapshot:
+        return prepare(profile, catalog, snapshot_id=f"inv_bench{next(counter)}", scene="chat", snapshot_type=Snapshot)
 
     snapshot = prepared()
     cases = {"prepare": prepared}
     for protocol in PROTOCOLS:
-        cases[f"prepare + render {protocol}"] = lambda p=protocol: prepared().render(p)  # type: ignore[attr-defined]
+        cases[f"prepare + render {protocol}"] = lambda p=protocol: prepared().render(p)
     samples = c.interleaved(cases, repeats=repeats)
     for name, values in samples.items():
-        report.row(case=name, tools=len(snapshot.bindings), median=c.fmt_seconds(c.median(values)))  # type: ignore[attr-defined]
+        report.row(case=name, tools=len(snapshot.bindings), median=c.fmt_seconds(c.median(values)))
     worst = max(c.median(v) for k, v in samples.items() if k != "prepare")
     report.target(f"prepare + render {count} tools (slowest protocol)", worst * 1e3, 100, "ms",
                   shown=c.fmt_seconds(worst))
