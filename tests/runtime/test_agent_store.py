@@ -1,4 +1,4 @@
-"""The durable roster of bench.agents (runtime/agent_store.py): a torn, corrupt or other-version
+"""The durable roster of bench.agents (runtime/agents/roster_store.py): a torn, corrupt or other-version
 file is a coded notice and a fresh roster, never a crash; the next child's run replaces it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from agents_support import WAIT, parent_profile
 from upstream_support import RETURN, PerChild, always_return
 
-from toolbench.runtime import agent_store
+from toolbench.runtime.agents import roster_store as agent_store
 from toolbench.testing import ScriptedModel
 
 ROSTER = ".toolbench/agents/roster.json"

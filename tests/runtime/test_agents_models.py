@@ -9,7 +9,7 @@ from agents_support import WAIT, delegate, parent_profile
 from drive_support import chat_body, local_provider
 
 from toolbench.models import ModelError, OpenAIChat
-from toolbench.runtime.agent_loop import CallableModel, as_model
+from toolbench.runtime.agents.loop import CallableModel, as_model
 from toolbench.testing import ScriptedModel
 
 # "mistral": the provider installed from tests/fixtures/user_provider (conftest, plugin_support)

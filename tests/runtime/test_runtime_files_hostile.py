@@ -16,7 +16,7 @@ from deadline import run_with_deadline
 from upstream_support import always_return
 
 from toolbench import Profile, ToolbenchError, Workbench
-from toolbench.runtime import agent_store
+from toolbench.runtime.agents import roster_store as agent_store
 from toolbench.tools.workspace.runtime_files import read_runtime_file
 
 DEADLINE = 20

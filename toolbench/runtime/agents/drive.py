@@ -18,11 +18,11 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.errors import ToolbenchError
-from .agent_loop import AnyModel, answer_messages, as_model, deliver, opening
+from ...core.errors import ToolbenchError
+from .loop import AnyModel, answer_messages, as_model, deliver, opening
 
 if TYPE_CHECKING:
-    from .agents import _Task
+    from .service import _Task
 
 DENIED = ("agent.child_finish_denied: a delegated task ends only with `task_return`. Call task_return with "
           "your summary (status `failed` if you cannot finish); a text answer is not delivered.")

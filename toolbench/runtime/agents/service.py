@@ -13,11 +13,11 @@ appended. Children run as asyncio tasks on the bench loop, at most `MAX_CHILDREN
 The model: any `toolbench.models.Model` (`OpenAIChat`, `OpenAIResponses`, `Anthropic`,
 `Gemini`, a `ScriptedModel` of any protocol) drives a child in its own protocol: the child's
 tools as `snapshot.render(model.protocol)`, its conversation as that provider's messages, each
-reply decoded by that provider (the loop is `agent_drive`). The older form still works: a
+reply decoded by that provider (the loop is `drive.py`). The older form still works: a
 callable `model(messages, tools)` with OpenAI Chat Completions messages (system, user,
 assistant with `tool_calls`, `tool`) and the `"openai"` tools, answering a list of
 `(call_name, arguments[, call_id])` tuples, a string (a text answer), or a Chat Completions
-response body (`agent_loop.CallableModel`). A sync callable or SDK client runs in a worker
+response body (`loop.CallableModel`). A sync callable or SDK client runs in a worker
 thread, so it does not stall the bench loop. A provider's error fails the task with
 `agent.child_model_failed` and the error's code and text. A text answer does not end a child:
 it is told `agent.child_finish_denied` and asked to call `task_return` (the TaskReturnRequired
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.agents import (
+from ...core.agents import (
     ACTIVE,
     DEFAULT_MAX_ROUNDS,
     DEFAULT_TEMPLATE,
@@ -45,20 +45,21 @@ from ..core.agents import (
     pick_next,
     route_message,
 )
-from ..core.errors import ToolbenchError, ToolError
-from ..core.profile import Profile
-from ..protocols import full_provider
-from ..tools.agents import TASK_RETURN
-from . import agent_roster, worktrees
-from .agent_drive import drive
-from .agent_loop import AnyModel, handoff_text
+from ...core.errors import ToolbenchError, ToolError
+from ...core.profile import Profile
+from ...protocols import full_provider
+from ...tools.agents import TASK_RETURN
+from .. import worktrees
+from . import roster
+from .drive import drive
+from .loop import AnyModel, handoff_text
 
 if TYPE_CHECKING:
-    from .agent_roster import Child
-    from .agent_store import Notice
-    from .invocation import Invocation
-    from .kernel import Kernel
-    from .worktrees import Worktree
+    from ..invocation import Invocation
+    from ..kernel import Kernel
+    from ..worktrees import Worktree
+    from .roster import Child
+    from .roster_store import Notice
 
 DEFAULT_AGENT = DEFAULT_TEMPLATE
 
@@ -130,7 +131,7 @@ class AgentsService:
         self._handoffs: list[dict[str, Any]] = []
         self._mail: dict[str, list[dict[str, Any]]] = {}  # parent invocation id -> messages to it
         self._mail_read: dict[str, int] = {}
-        self._roster = agent_roster.Roster(kernel.workspace)  # the LiveAgent-form children, durable
+        self._roster = roster.Roster(kernel.workspace)  # the LiveAgent-form children, durable
         self.define(DEFAULT_AGENT, description="A general-purpose agent with the caller's tools (less delegation "
                     "and finishing); it reports back with task_return.")
 
@@ -214,18 +215,18 @@ class AgentsService:
 
     def roster(self) -> list[dict[str, Any]]:
         """The children made with the LiveAgent form (`agents: [{id, ...}]`), by id."""
-        return agent_roster.roster(self)
+        return roster.roster(self)
 
     def templates(self) -> list[dict[str, str]]:
         """The enabled templates a LiveAgent-form entry may name: the agent directory."""
-        return agent_roster.templates(self)
+        return roster.templates(self)
 
     # the tools' port ----------------------------------------------------------------------
     async def delegate_agents(self, parent_id: str, entries: Sequence[Mapping[str, Any]],
                               concurrency: float | None = None) -> list[dict[str, Any]]:
         """The LiveAgent form: check the whole batch, then create or resume every child, then start
         them, at most `concurrency` at once (core.agents.batch_concurrency)."""
-        return await agent_roster.delegate_agents(self, parent_id, entries, concurrency)
+        return await roster.delegate_agents(self, parent_id, entries, concurrency)
 
     async def delegate(self, parent_id: str, entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Check the whole batch, then create every child invocation, then start them all."""
@@ -353,9 +354,9 @@ class AgentsService:
     async def send(self, sender_id: str, to: str | None, message: str, channel: str | None) -> dict[str, Any]:
         sender = self._by_invocation.get(sender_id)
         parent_id = sender.parent_id if sender else sender_id
-        reach = agent_roster.reachable(self, parent_id, sender)
+        reach = roster.reachable(self, parent_id, sender)
         route = route_message(to, channel, has_parent=sender is not None, roster=list(reach))
-        sent = {"seq": next(self._message_numbers), "from": agent_roster.name(sender) if sender else PARENT,
+        sent = {"seq": next(self._message_numbers), "from": roster.name(sender) if sender else PARENT,
                 "to": list(route.recipients), "channel": route.channel, "message": message}
         for name in route.recipients:
             if name == PARENT:
@@ -372,12 +373,12 @@ class AgentsService:
 
     # the child loop -----------------------------------------------------------------------
     async def _drive(self, task: _Task) -> None:
-        """Run the child loop (`agent_drive.drive`) and settle the task with its outcome."""
+        """Run the child loop (`drive.drive`) and settle the task with its outcome."""
         task.status = "running"
         model = task.agent.model or self.model
         try:
             if task.child is not None:  # its context now: what the child's earlier runs left
-                agent_roster.begin(task, model)
+                roster.begin(task, model)
             out = await drive(task, model, task.agent.max_rounds or self.max_rounds)
             self._settle(task, out.status, out.code, out.message)
         except asyncio.CancelledError:
@@ -393,7 +394,7 @@ class AgentsService:
             worktrees.finish(task.worktree, completed=status == "completed")
         self._done_order.append(task.id)
         if task.child is not None:  # the roster as it is now, for a bench that reopens this workspace
-            agent_roster.save(self)
+            roster.save(self)
 
     async def _cancel(self, tasks: Sequence[_Task]) -> None:
         runners = [t.runner for t in tasks if t.runner is not None and not t.runner.done()]

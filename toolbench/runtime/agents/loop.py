@@ -1,7 +1,7 @@
 """The child loop's helpers for `toolbench.runtime.agents`: the older callable model form as a
 `Model` (`CallableModel`), and the texts a child sees (its opening, delivered mail, a text
 answer kept in the conversation, a handoff brief). Split out so the service keeps the tasks
-and the roster; the loop itself is `agent_drive`."""
+and the roster; the loop itself is `drive.py`."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ToolbenchError
-from ..models import Model
-from ..models._base import ProviderShaped
-from ..models._openai import OpenAIChat
-from ..protocols import decode_calls, full_provider
+from ...core.errors import ToolbenchError
+from ...models import Model
+from ...models._base import ProviderShaped
+from ...models._openai import OpenAIChat
+from ...protocols import decode_calls, full_provider
 
 if TYPE_CHECKING:
-    from ..core.descriptors import ToolDescriptor
-    from ..core.ids import ToolId
-    from ..core.profile import Profile
-    from .agents import AgentSpec, _Task
+    from ...core.descriptors import ToolDescriptor
+    from ...core.ids import ToolId
+    from ...core.profile import Profile
+    from .service import AgentSpec, _Task
 
 # The older model form: `model(messages, tools)` with OpenAI Chat Completions messages and tools.
 ChatCallable = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]

@@ -30,11 +30,11 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ..core.agents import MODES, check_agent_id
-from ..core.errors import ToolbenchError
-from ..core.fileio import encode_text
-from ..tools.workspace.runtime_files import read_runtime_file, write_runtime_file
-from .store import RUNTIME_DIR
+from ...core.agents import MODES, check_agent_id
+from ...core.errors import ToolbenchError
+from ...core.fileio import encode_text
+from ...tools.workspace.runtime_files import read_runtime_file, write_runtime_file
+from ..store import RUNTIME_DIR
 
 ROSTER_VERSION: Final = 1  # the file's form
 CONTEXT_VERSION: Final = 1  # the form of a stored context (provider messages, a system prompt)

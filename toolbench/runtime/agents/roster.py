@@ -12,7 +12,7 @@ changes are applied or kept as the entry's `apply_policy` says when the child se
 Runs of one child go one at a time, in the order they were asked for (upstream's per-id run
 queue): a batch naming a child that is still working is accepted, and its run starts after the
 current one, from the context that one left (`begin`). Other children run meanwhile. The roster
-is durable (`runtime.agent_store`): written when a child's run ends, read when a bench first
+is durable (`roster_store.py`): written when a child's run ends, read when a bench first
 needs it, so a reopened bench resumes its children by id.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.agents import (
+from ...core.agents import (
     ACTIVE,
     DEFAULT_TEMPLATE,
     IDENTITY,
@@ -38,12 +38,13 @@ from ..core.agents import (
     normalize_entry,
     resolve_template,
 )
-from ..core.errors import ToolbenchError, ToolError
-from . import agent_store, worktrees
-from .agent_loop import AnyModel, as_model, opening, readonly_profile
+from ...core.errors import ToolbenchError, ToolError
+from .. import worktrees
+from . import roster_store
+from .loop import AnyModel, as_model, opening, readonly_profile
 
 if TYPE_CHECKING:
-    from .agents import AgentSpec, AgentsService, _Task
+    from .service import AgentSpec, AgentsService, _Task
 
 
 @dataclass(eq=False)
@@ -75,26 +76,26 @@ class Roster:
     def __init__(self, workspace: Path) -> None:
         self._workspace = workspace
         self._children: dict[str, Child] | None = None
-        self.notices: list[agent_store.Notice] = []
+        self.notices: list[roster_store.Notice] = []
 
     @property
     def children(self) -> dict[str, Child]:
         if self._children is None:
-            stored, notice = agent_store.load(self._workspace)
+            stored, notice = roster_store.load(self._workspace)
             self._children = hydrate(stored)
             self._note(notice)
         return self._children
 
-    def save(self, children: Sequence[agent_store.StoredChild], working: Collection[str] = ()) -> None:
+    def save(self, children: Sequence[roster_store.StoredChild], working: Collection[str] = ()) -> None:
         """Write the file now; a failure is a notice (the roster stays in memory).
 
         The file is read again first and merged by id: another bench on this workspace may have
         added children since. A child in `working` (casefolded ids) is mid-run: its context is
         half a run, so the file keeps its last settled context (`save` writes its status as
         `interrupted`, which is what a reopened bench finds)."""
-        on_disk, _ = agent_store.load(self._workspace)
+        on_disk, _ = roster_store.load(self._workspace)
         disk = {c.id.casefold(): c for c in on_disk}
-        mine: dict[str, agent_store.StoredChild] = {}
+        mine: dict[str, roster_store.StoredChild] = {}
         for child in children:
             key = child.id.casefold()
             if key in working:
@@ -102,9 +103,9 @@ class Roster:
                 child = replace(child, context=before.context if before else None)
             mine[key] = child
         merged = [mine.pop(key, child) for key, child in disk.items()] + list(mine.values())
-        self._note(agent_store.save(self._workspace, merged))
+        self._note(roster_store.save(self._workspace, merged))
 
-    def _note(self, notice: agent_store.Notice | None) -> None:
+    def _note(self, notice: roster_store.Notice | None) -> None:
         if notice is not None:
             self.notices.append(notice)
 
@@ -116,7 +117,7 @@ def roster(svc: AgentsService) -> list[dict[str, Any]]:
 def _status(svc: AgentsService, child: Child) -> str:
     return svc._tasks[child.tasks[-1]].status if child.tasks else child.stored_status
 
-def hydrate(stored: Sequence[agent_store.StoredChild]) -> dict[str, Child]:
+def hydrate(stored: Sequence[roster_store.StoredChild]) -> dict[str, Child]:
     """The roster a reopened bench starts with (casefolded id -> child); nothing runs in it yet,
     so a child stored as working is `interrupted`."""
     out: dict[str, Child] = {}
@@ -134,9 +135,9 @@ def save(svc: AgentsService) -> None:
     children = svc._roster.children.values()
     # The file is for a bench that reopens the workspace, where no run goes on: a child pending or
     # running here is `interrupted` there.
-    svc._roster.save([agent_store.StoredChild(c.id, dict(c.identity), c.mode,
+    svc._roster.save([roster_store.StoredChild(c.id, dict(c.identity), c.mode,
                                               INTERRUPTED if _status(svc, c) in ACTIVE else _status(svc, c),
-                                              agent_store.Context(c.protocol, c.system, tuple(c.messages))
+                                              roster_store.Context(c.protocol, c.system, tuple(c.messages))
                                               if c.messages else None) for c in children],
                      # a pending run has not touched the context yet; a running one extends it
                      working={c.id.casefold() for c in children if _status(svc, c) == "running"})
