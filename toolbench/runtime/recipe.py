@@ -47,7 +47,8 @@ class BenchRecipe:
 
     @classmethod
     def of(cls, bench: Workbench) -> BenchRecipe:
-        """The recipe of `bench` as it is now; `bench.misuse` names a part that cannot travel."""
+        """The recipe of `bench` as it is now (whether its `parts()` can travel is checked by
+        whoever sends it: runtime/on_ray.py)."""
         kernel = bench._kernel
         manager = kernel.mcp.manager
         servers = tuple(_portable(o) for o in manager.registrations()) if manager is not None else ()
@@ -107,4 +108,3 @@ def _portable(options: ServerOptions) -> ServerOptions:
     if isinstance(t, StdioTransport) and t.cwd is None:
         return replace(options, transport=StdioTransport(t.command, t.args, t.env, os.getcwd()))
     return options
-
