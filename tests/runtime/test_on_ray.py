@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ray  # the test extra has it (toolbench[ray]): a missing install fails, never skips
 
 from toolbench import Profile, ToolbenchError, ToolSource, Workbench, evals
 from toolbench.testing import ScriptedModel
-
-ray = pytest.importorskip("ray", reason="the Ray extra (toolbench[ray]) is in the test extra")
 
 TOOLS = ["builtin:dice.roll", "builtin:workspace.read_file", "builtin:workspace.write_file"]
 
