@@ -180,7 +180,7 @@ class Workbench:
     def add_installed_sources(self) -> list[str]:
         """Add the tool sources installed packages declare in the entry-point group
         `toolbench.sources` (runtime/installed_sources.py); the notices of those skipped."""
-        return add_installed(self._kernel)
+        return add_installed(self.add_source)
 
     def add_source(self, source: ToolSource) -> None:
         """Add a tool source after the builtins, the extension tools and the MCP servers: a

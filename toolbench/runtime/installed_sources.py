@@ -14,19 +14,18 @@ or its factory fails, it makes no ToolSource, its kind is taken) is skipped and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from .sources import ToolSource
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
 
 GROUP: Final = "toolbench.sources"
 
 
-def add_installed(kernel: Kernel) -> list[str]:
-    """Add every installed source to `kernel`; the notices of those skipped."""
+def add_installed(add: Callable[[ToolSource], None]) -> list[str]:
+    """`add(source)` for every installed source (the bench's `add_source`, so a recipe carries
+    them too); the notices of those skipped."""
     notices: list[str] = []
     try:
         found = list(entry_points(group=GROUP))
@@ -38,7 +37,7 @@ def add_installed(kernel: Kernel) -> list[str]:
             source = made() if callable(made) else made
             if not isinstance(source, ToolSource):
                 raise TypeError(f"it made a {type(source).__name__}, not a ToolSource")
-            kernel.add_source(source)
+            add(source)
         except Exception as exc:  # a plugin's failure is its own, never the bench's
             notices.append(f"tool.source_plugin_skipped: `{point.name}` ({point.value}): {type(exc).__name__}: {exc}")
     return notices
