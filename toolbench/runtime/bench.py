@@ -33,7 +33,7 @@ from .installed_sources import add_installed
 from .invocation import Invocation
 from .kernel import Kernel
 from .observers import Observer
-from .replay import Replay, replay, replay_many
+from .replay import Replay, check_scene, replay, replay_many
 from .sources import ToolSource
 from .store import make_folders
 from .workspace_pack import unpack
@@ -239,8 +239,7 @@ class Workbench:
     # invocations --------------------------------------------------------------------------
     def invocation(self, scene: Scene = "chat", *, id: str | None = None) -> Invocation:
         """Freeze a snapshot of what the profile offers now, and start an invocation on it."""
-        if scene not in ("chat", "session"):
-            raise ToolbenchError("bench.misuse", f"scene must be 'chat' or 'session', not {scene!r}")
+        check_scene(scene)
         return self._kernel.new_invocation(scene, id or f"inv_{uuid.uuid4().hex[:12]}")
 
     def open_invocation(self, invocation_id: str) -> Invocation:

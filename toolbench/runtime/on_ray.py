@@ -25,8 +25,7 @@ from ray.util import ActorPool
 
 from ..core.errors import ToolbenchError
 from .recipe import BenchRecipe
-from .replay import Replay, check_scene, replay_read
-from .replay_sources import read_source
+from .replay import Replay, check_scene, read_sources, replay_read
 
 if TYPE_CHECKING:
     from ..core.descriptors import Scene
@@ -132,14 +131,7 @@ def replay_many(bench: Workbench, sources: Iterable[Any], *, protocol: str | Non
     """`bench.replay_many(..., executor="ray")`: the sources are read here (a source may be one
     of this bench's invocations), lazily, and sent as shards of read recordings."""
     check_scene(scene)
-    kernel = bench._kernel
-
-    def read() -> Iterator[tuple[Any, int | None]]:
-        for source in sources:
-            recording = read_source(kernel, source, protocol)
-            yield recording, kernel.place_of(recording.invocation_id)
-
-    shards = chunks(read(), max(REPLAY_SHARD, concurrency))
+    shards = chunks(read_sources(bench._kernel, sources, protocol), max(REPLAY_SHARD, concurrency))
     return run_shards(bench, shards, functools.partial(_replays, scene=scene, concurrency=concurrency),
                       lambda got, out: bar.done_many((r.ok for r in got), out))
 

@@ -154,13 +154,17 @@ def replay_many(kernel: Kernel, sources: Iterable[Any], *, protocol: str | None 
                 concurrency: int = 1, bar: Progress | None = None) -> list[Replay]:
     """See `Workbench.replay_many`: each source as `replay` does, `concurrency` in flight."""
     check_scene(scene)
+    return replay_read(kernel, read_sources(kernel, sources, protocol), scene=scene, concurrency=concurrency,
+                       bar=bar)
 
-    def read() -> Iterator[tuple[Recording, int | None]]:
-        for source in sources:  # read as the runs start: a corpus is never all in memory
-            recording = read_source(kernel, source, protocol)
-            yield recording, kernel.place_of(recording.invocation_id)
 
-    return replay_read(kernel, read(), scene=scene, concurrency=concurrency, bar=bar)
+def read_sources(kernel: Kernel, sources: Iterable[Any], protocol: str | None
+                 ) -> Iterator[tuple[Recording, int | None]]:
+    """Each source read, with its recorded invocation's place (`begin`), as the runs start: a
+    corpus is never all in memory."""
+    for source in sources:
+        recording = read_source(kernel, source, protocol)
+        yield recording, kernel.place_of(recording.invocation_id)
 
 
 def replay_read(kernel: Kernel, recordings: Iterable[tuple[Recording, int | None]], *, scene: Scene,
@@ -197,8 +201,8 @@ def prepare(kernel: Kernel, source: Any, protocol: str | None, scene: Scene) -> 
 
 def begin(kernel: Kernel, recording: Recording, place: int | None, scene: Scene, *, kept: bool = True) -> Invocation:
     """The fresh invocation a read recording replays in; `place` is the recorded invocation's
-    among those the reading bench made (a cluster worker is given it: its bench made none)."""
-    check_scene(scene)
+    among those the reading bench made (a cluster worker is given it: its bench made none).
+    `scene` is checked by the callers, before any source is read."""
     # The recording's rounds all run, whatever the profile's round limit now (the profile is
     # edited only when it must be: a corpus would otherwise hold a profile per recording).
     profile = kernel.profile
