@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .core.errors import ToolbenchError
+from .core.errors import ToolbenchError, check_positive_int
 from .models import Model
 from .progress import Progress
 from .runtime.in_flight import check_concurrency, check_executor, run_bounded
@@ -327,8 +327,8 @@ class _Limits:
 
     @classmethod
     def checked(cls, per_model: int | None, requests_per_minute: float | None) -> _Limits:
-        if per_model is not None and (type(per_model) is not int or per_model < 1):
-            raise ToolbenchError("bench.misuse", f"per_model is a positive int or None, not {per_model!r}")
+        if per_model is not None:
+            check_positive_int("per_model", per_model)
         rpm = requests_per_minute
         if rpm is None:
             return cls(per_model)
@@ -385,8 +385,7 @@ class _Gated:
 def _plan(cases: Sequence[Case], models: Mapping[str, ModelSource] | Sequence[ModelSource],
           repeat: int) -> list[_Slot]:
     """Every attempt in report order, the arguments checked first."""
-    if type(repeat) is not int or repeat < 1:
-        raise ToolbenchError("bench.misuse", f"repeat is a positive int, not {repeat!r}")
+    check_positive_int("repeat", repeat)
     if isinstance(models, Mapping):
         named = dict(models)
     else:

@@ -361,3 +361,9 @@ class OutcomeUnknown(ToolError):
     connection broke after sending). The runtime records the result and blocks the invocation:
     repeating the call could repeat its effect."""
 
+
+def check_positive_int(name: str, value: object) -> int:
+    """`value` when it is a positive int (not a bool or a float), else `bench.misuse` naming it."""
+    if type(value) is not int or value < 1:
+        raise ToolbenchError("bench.misuse", f"{name} is a positive int, not {value!r}")
+    return value

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from ..core.errors import ToolbenchError
+from ..core.errors import ToolbenchError, check_positive_int
 
 T = TypeVar("T")
 H = TypeVar("H")
@@ -25,9 +25,7 @@ U = TypeVar("U")
 
 
 def check_concurrency(concurrency: object) -> int:
-    if type(concurrency) is not int or concurrency < 1:
-        raise ToolbenchError("bench.misuse", f"concurrency is a positive int, not {concurrency!r}")
-    return concurrency
+    return check_positive_int("concurrency", concurrency)
 
 
 def check_executor(executor: object) -> None:

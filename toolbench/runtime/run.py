@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ToolbenchError
+from ..core.errors import ToolbenchError, check_positive_int
 from ..core.results import ToolResult
 from ..core.turn import TurnContract
 from ..models import Model, ModelError, StreamingModel, assemble, provider_error, stream_assembly
@@ -153,9 +153,7 @@ async def run_model(inv: Invocation, log: RunLog, model: Model, prompt: str, *, 
                              f"{type(model).__name__}")
     if not isinstance(prompt, str):
         raise ToolbenchError("bench.misuse", f"the prompt is a str, not {type(prompt).__name__}")
-    limit = inv.profile.run.max_rounds if max_rounds is None else max_rounds
-    if type(limit) is not int or limit < 1:
-        raise ToolbenchError("bench.misuse", f"max_rounds is a positive int, not {limit!r}")
+    limit = check_positive_int("max_rounds", inv.profile.run.max_rounds if max_rounds is None else max_rounds)
     protocol = model.protocol
     if stream and not (isinstance(model, StreamingModel) and stream_assembly(protocol) is not None):
         raise ToolbenchError("bench.misuse", f"{model!r} cannot stream: a streamed run needs a model with "
