@@ -12,6 +12,8 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .cli_args import positive_number
+
 if TYPE_CHECKING:
     from . import Snapshot, ToolResult, Workbench
     from .cli_screen import Screen
@@ -120,7 +122,7 @@ def _main(argv: list[str]) -> int:
                        help="sign in to the HTTP servers that ask for OAuth: print each authorization URL and open "
                        "a browser (the tokens are kept outside the workspace, for later runs). Without it a server "
                        "that needs a person to sign in is unreachable (mcp.sign_in_required, exit 2)")
-    check.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+    check.add_argument("--timeout", type=positive_number("seconds"), default=None, metavar="SECONDS",
                        help="the time limit of each server that sets no `timeout` of its own (default 60)")
     check.add_argument("--gemini-schema", choices=("json-schema", "openapi"), default="json-schema")
 
@@ -213,16 +215,6 @@ def _bench_options(command: argparse.ArgumentParser) -> None:
                          "and allow their tools (exit 2 if one cannot be reached)")
     command.add_argument("--server", action="append", default=[], metavar="NAME",
                          help="with --mcp-config: only this server (repeatable)")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"a positive number of seconds, not {text!r}")
-    return value
 
 
 def _check(bench: Workbench, args: argparse.Namespace, screen: Screen) -> int:

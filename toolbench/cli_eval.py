@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cli_args import positive_number
+
 if TYPE_CHECKING:  # `toolbench --help` builds this parser: it imports none of the package's heavy parts
     from . import Workbench, evals
 
@@ -33,7 +35,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                          help="attempts in flight at once (default 1)")
     command.add_argument("--per-model", type=_positive, default=None, metavar="N",
                          help="at most N requests in flight to each model")
-    command.add_argument("--requests-per-minute", type=_per_minute, default=None, metavar="R",
+    command.add_argument("--requests-per-minute", type=positive_number("requests a minute"), default=None, metavar="R",
                          help="at most R requests started to each model in any minute")
     command.add_argument("--executor", choices=["ray"], default=None,
                          help="run the attempts on a Ray cluster (RAY_ADDRESS, else a local one; "
@@ -95,16 +97,6 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"a positive whole number, not {text!r}")
-    return value
-
-
-def _per_minute(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"a positive number of requests a minute, not {text!r}")
     return value
 
 
