@@ -6,6 +6,7 @@ imported) when it is not shown.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,14 +14,14 @@ from typing import Any
 class Progress:
     def __init__(self, total: int | None, shown: bool | None, *, desc: str, unit: str, good: str = "passed",
                  bad: str = "failed") -> None:
-        """`shown=None` shows it only on a terminal (tqdm's `disable=None`: a CI log gets none)."""
+        """`shown=None` shows it only on a terminal (a CI log gets none, and tqdm is not imported)."""
         self._bar: Any = None
         self._good_name, self._bad_name = good, bad
         self._flying = self._good = self._bad = 0
-        if shown is not False:
+        if shown or (shown is None and sys.stderr.isatty()):
             from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
-            self._bar = tqdm(total=total, desc=desc, unit=unit, disable=None if shown is None else False)
+            self._bar = tqdm(total=total, desc=desc, unit=unit)
 
     def flying(self, change: int) -> None:
         self._flying += change
