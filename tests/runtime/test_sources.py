@@ -268,11 +268,15 @@ def test_an_installed_source_reaches_the_command_line_and_a_broken_one_is_a_noti
         def broken():
             return 42
     '''), encoding="utf-8")
+    import shutil
+
+    twice = tmp_path / "site-copy"  # the same distribution found twice on sys.path: added once
+    shutil.copytree(info, twice / info.name)
     profile = tmp_path / "profile.json"
     profile.write_text(Profile.default().edit(allow=["remote/api:search"]).to_json_text(), encoding="utf-8")
     script = f"""
 import contextlib, io, sys
-sys.path.insert(0, {str(site)!r})
+sys.path[:0] = [{str(site)!r}, {str(twice)!r}]
 from toolbench.cli import main
 out, err = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
