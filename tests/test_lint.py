@@ -39,7 +39,8 @@ def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
         (package / module).mkdir(parents=True)
         (package / module / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
-    for module in ("cli", "cli_check", "cli_bench", "cli_screen", "lab", "pytest_plugin"):  # the top layers' modules
+    top = ("cli", "cli_check", "cli_bench", "cli_screen", "cli_args", "lab", "pytest_plugin")  # the top layers' modules
+    for module in top:
         (package / f"{module}.py").write_text("")
     (package / "core" / "bad.py").write_text("from ..runtime import bench\n")
     (package / "core" / "snapshot.py").write_text("def render():\n    from .. import protocols\n")
