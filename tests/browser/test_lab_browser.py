@@ -201,8 +201,13 @@ def browser() -> Iterator[Any]:
 
 
 def _open(browser: Any, lab: str, notebook: str, width: int) -> Any:
+    from playwright.sync_api import expect
+
     page = browser.new_page(viewport={"width": width, "height": 1000})
     page.set_default_timeout(STEP_MS)
+    # The assertions wait as long as the actions do (Playwright's own default is 5 s): a loaded
+    # machine (the suite runs across the cores) reaches the same state, later.
+    expect.set_options(timeout=STEP_MS)
     page.console_log = []
     page.on("console", lambda msg: page.console_log.append(f"{msg.type}: {msg.text}"))
     page.goto(f"{lab}/lab/tree/{notebook}?reset", timeout=STEP_MS)  # only this notebook open
