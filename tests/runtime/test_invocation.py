@@ -202,8 +202,8 @@ def test_any_completion_tool_must_come_last(bench):
     bench.enable(tool_id)
     catalog = {d.id: d for d in bench.catalog()}
     catalog[tool_id] = catalog[tool_id].model_copy(update={"completes_round": True})
-    inv = Invocation(bench._kernel, prepare(bench.profile, catalog, snapshot_id="inv_done"), bench.profile,
-                     InvocationState())
+    inv = Invocation(bench._kernel.call_services, prepare(bench.profile, catalog, snapshot_id="inv_done"),
+                     bench.profile, InvocationState())
     try:
         early, roll = inv.turn([("done", {}), ("dice_roll", {"formula": "d6"})])
         assert early.error_code == "agent.tool_after_finish" and not roll.is_error

@@ -40,7 +40,7 @@ from ..tools.workspace.shell import mounts
 from ..tools.workspace.shell_engine import run_shell
 
 if TYPE_CHECKING:
-    from .kernel import Kernel
+    from .call_services import ServiceHost
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +81,11 @@ def _developer_facing() -> Iterator[None]:
 
 
 class CronScheduler:
-    """The cron tasks of a bench's workspace, advanced by `run_due(now)`; one per kernel."""
+    """The cron tasks of a bench's workspace, advanced by `run_due(now)`; one per bench."""
 
-    def __init__(self, kernel: Kernel) -> None:
-        self._kernel = kernel
-        self.store = CronStore(kernel.workspace)
+    def __init__(self, host: ServiceHost) -> None:
+        self._host = host
+        self.store = CronStore(host.workspace)
         self._model: Model | None = None
         self._scene: Scene = "chat"
 
@@ -164,10 +164,10 @@ class CronScheduler:
                 return CronRun(task.id, task.name, task.type, stamp, "prompt_due", output=task.prompt or "",
                                prompt=task.prompt)
             return self._answer(task, stamp, self._model)
-        kernel = self._kernel
-        settings = kernel.profile.shell.edit(timeout_seconds=float(task.timeout_seconds))
-        ws = Workspace(kernel.workspace, kernel.profile.workspace)
-        outcome = kernel.loop.run(run_shell(task.script or "", workdir=task.workdir, mounts=mounts(ws),
+        host, profile = self._host, self._host.profile()
+        settings = profile.shell.edit(timeout_seconds=float(task.timeout_seconds))
+        ws = Workspace(host.workspace, profile.workspace)
+        outcome = host.loop.run(run_shell(task.script or "", workdir=task.workdir, mounts=mounts(ws),
                                             settings=settings, max_file_bytes=ws.settings.max_file_bytes))
         status = {"exited": "ok" if outcome.exit_code == 0 else "failed", "timed_out": "timed_out",
                   "cancelled": "cancelled", "failed": "failed"}[outcome.status]
@@ -177,13 +177,13 @@ class CronScheduler:
 
     def _answer(self, task: CronTask, stamp: str, model: Model) -> CronRun:
         """The task's prompt as a model run in a fresh invocation (its id names the task and run)."""
-        kernel = self._kernel
+        host = self._host
         base = f"cron_{task.id}_{task.runs + 1}"
         invocation_id = next(f"{base}_{n}" if n else base for n in itertools.count()
-                             if not kernel.store.invocation_dir(f"{base}_{n}" if n else base).exists())
-        inv = kernel.new_invocation(self._scene, invocation_id)
+                             if not host.invocation_exists(f"{base}_{n}" if n else base))
+        inv = host.new_invocation(self._scene, invocation_id)
         try:
-            run = kernel.loop.run(inv.arun(model, task.prompt or ""))
+            run = host.loop.run(inv.arun(model, task.prompt or ""))
         except Exception as exc:  # a Model of the user's own that raised: this task failed, the others run
             code = getattr(exc, "code", None) or type(exc).__name__
             return CronRun(task.id, task.name, task.type, stamp, "failed", output=str(exc), prompt=task.prompt,

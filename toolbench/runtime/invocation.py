@@ -14,6 +14,7 @@ import concurrent.futures
 import json
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.arguments import MISSING
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
     from ..models import Model
     from ..protocols.types import AssistantTurn, Provider, StreamDelta
-    from .kernel import Kernel
+    from .call_services import CallServices
     from .run import Run, RunRound
 
 Call = tuple[str, Any] | tuple[str, Any, str | None]
@@ -60,24 +61,24 @@ T = TypeVar("T")
 class Invocation:
     """Calls against one frozen snapshot. Make one with `bench.invocation(scene)`."""
 
-    def __init__(self, kernel: Kernel, snapshot: Snapshot, profile: Profile, state: InvocationState, *,
+    def __init__(self, services: CallServices, snapshot: Snapshot, profile: Profile, state: InvocationState, *,
                  records: Sequence[CallRecord] = (), gate: GateState | None = None, blocked: str | None = None,
                  turns: Mapping[int, AssistantTurn] | None = None) -> None:
-        self._kernel = kernel
+        self._services = services
         self.snapshot = snapshot
         self.place: int | None = None  # among the bench's invocations, given by the kernel: seeds the dice
         # Frozen with the snapshot: a new bench profile changes the next invocation only.
         self._profile = profile
         self._lock = threading.RLock()
-        self._dir = kernel.store.invocation_dir(snapshot.id)
-        self._log = RunLog(kernel.workspace, kernel.store.invocation_folder(snapshot.id))
+        self._dir = services.store.invocation_dir(snapshot.id)
+        self._log = RunLog(services.workspace, services.store.invocation_folder(snapshot.id))
         self.state = state  # per-invocation tool state (read states, todos, the published output, ...)
-        self._calls = CallPipeline(self, kernel.call_services, self._log, self._lock, snapshot=snapshot,
+        self._calls = CallPipeline(self, services, self._log, self._lock, snapshot=snapshot,
                                    profile=profile, state=state, records=records, gate=gate or GateState(),
                                    blocked=blocked)
-        self._face = ProviderFace(kernel.store, self._log, turns or {})
+        self._face = ProviderFace(services.store, self._log, turns or {})
         self._round = max(max((r.round for r in records), default=0), self._face.last_round)
-        self._round_hooks = kernel.sources.round_end_hooks([b.tool_id for b in snapshot.bindings])
+        self._round_hooks = services.sources.round_end_hooks([b.tool_id for b in snapshot.bindings])
         self._logged_output: Any = None  # the published output last written to the run log
 
     @property
@@ -92,7 +93,7 @@ class Invocation:
     @property
     def observers(self) -> list[Observer]:
         """The bench's tracers (`toolbench.otel`), told of this invocation's rounds and calls."""
-        return self._kernel.observers
+        return self._services.observers
 
     @property
     def blocked(self) -> str | None:
@@ -101,35 +102,38 @@ class Invocation:
 
     # persistence --------------------------------------------------------------------------
     @classmethod
-    def create(cls, kernel: Kernel, snapshot: Snapshot, profile: Profile, state: InvocationState) -> Invocation:
+    def create(cls, services: CallServices, snapshot: Snapshot, profile: Profile,
+               state: InvocationState) -> Invocation:
         """A new invocation, its profile and snapshot saved beside its run log."""
-        inv = cls(kernel, snapshot, profile, state)
-        folder = kernel.store.invocation_folder(snapshot.id)
-        write_runtime_file(kernel.workspace, f"{folder}/{PROFILE_NAME}", encode_text(profile.to_json_text()),
+        inv = cls(services, snapshot, profile, state)
+        folder = services.store.invocation_folder(snapshot.id)
+        write_runtime_file(services.workspace, f"{folder}/{PROFILE_NAME}", encode_text(profile.to_json_text()),
                            durable=False)
-        write_runtime_file(kernel.workspace, f"{folder}/{SNAPSHOT_NAME}", encode_text(dumps(snapshot.to_json())),
+        write_runtime_file(services.workspace, f"{folder}/{SNAPSHOT_NAME}", encode_text(dumps(snapshot.to_json())),
                            durable=False)
         return inv
 
     @classmethod
-    def reopen(cls, kernel: Kernel, invocation_id: str, state: InvocationState) -> Invocation:
+    def reopen(cls, services: CallServices, invocation_id: str, state: InvocationState, *,
+               profile: Profile) -> Invocation:
         """The invocation from its files, each read as a runtime file (`runtime_files`): a planted
-        one (a FIFO, a link out, too large) is its storage.* error, a corrupt one its own code."""
-        folder = kernel.store.invocation_folder(invocation_id)
-        snapshot_json = _read_json(kernel, f"{folder}/{SNAPSHOT_NAME}", SNAPSHOT_MAX_BYTES, "tool.snapshot_invalid")
+        one (a FIFO, a link out, too large) is its storage.* error, a corrupt one its own code.
+        `profile` stands in for a profile file that is missing (an older record)."""
+        folder = services.store.invocation_folder(invocation_id)
+        snapshot_json = _read_json(services.workspace, f"{folder}/{SNAPSHOT_NAME}", SNAPSHOT_MAX_BYTES,
+                                   "tool.snapshot_invalid")
         if snapshot_json is None:
-            raise ToolbenchError("bench.misuse", f"no invocation `{invocation_id}` in {kernel.workspace}")
+            raise ToolbenchError("bench.misuse", f"no invocation `{invocation_id}` in {services.workspace}")
         snapshot = Snapshot.from_json(snapshot_json)
-        entries = RunLog(kernel.workspace, folder).read()
+        entries = RunLog(services.workspace, folder).read()
         calls = [e for e in entries if "record" in e]  # the others hold the published output
         records = [CallRecord.from_json(e["record"]) for e in calls]
         gate = GateState.from_json(calls[-1]["gate"]) if calls else GateState()
         blocked = next((e["blocked"] for e in reversed(calls) if e.get("blocked")), None)
-        stored = _stored_profile(kernel, f"{folder}/{PROFILE_NAME}")
-        profile = kernel.profile if stored is None else stored
-        inv = cls(kernel, snapshot, profile, state, records=records, gate=gate, blocked=blocked,
-                  turns=read_turns(entries))
-        inv._round = max(inv._round, kernel.store.recover(invocation_id, record_files(invocation_id, calls)))
+        stored = _stored_profile(services.workspace, f"{folder}/{PROFILE_NAME}")
+        inv = cls(services, snapshot, profile if stored is None else stored, state, records=records, gate=gate,
+                  blocked=blocked, turns=read_turns(entries))
+        inv._round = max(inv._round, services.store.recover(invocation_id, record_files(invocation_id, calls)))
         output = published_output(entries)
         if output is not None:
             inv.state.output = inv._logged_output = output
@@ -230,7 +234,7 @@ class Invocation:
         sees its text and call arguments as they arrive (`StreamDelta`); the calls run once the
         answer is complete, and a cut or broken stream ends the run with a `model.stream_*` code,
         none of its calls run."""
-        return self._kernel.loop.run(self.arun(model, prompt, system=system, max_rounds=max_rounds,
+        return self._services.loop.run(self.arun(model, prompt, system=system, max_rounds=max_rounds,
                                                contract=contract, on_round=on_round, stream=stream,
                                                on_delta=on_delta))
 
@@ -249,7 +253,7 @@ class Invocation:
         blocking. Cancelling the future cancels the coroutine, but returns before it has
         unwound (its cancelled call recorded, its log line written): to wait for that, cancel
         the task from inside the coroutine, as the chat panel does."""
-        return self._kernel.loop.submit(coro)
+        return self._services.loop.submit(coro)
 
     @property
     def runs(self) -> list[Run]:
@@ -312,7 +316,7 @@ class Invocation:
         result (the shell: `workspace.shell_cancelled`; what it wrote stays written). Tools
         that do not watch (extension and MCP tools, most builtins) run to the end. The
         invocation stays open: calls started after this are not affected."""
-        if self._calls.closed or self._kernel.closed:
+        if self._calls.closed or self._services.closed():
             return  # nothing runs any more (and the bench loop must not start again)
         self._calls.cancel()
 
@@ -337,9 +341,9 @@ class Invocation:
         return name, arguments, call_id
 
     def _check_open(self) -> None:
-        if self._calls.closed or self._kernel.closed:
+        if self._calls.closed or self._services.closed():
             raise ToolbenchError("bench.closed", "this invocation's workbench is closed; open a new Workbench"
-                                 if self._kernel.closed else "this invocation is closed; start a new one")
+                                 if self._services.closed() else "this invocation is closed; start a new one")
 
     def _next_round(self) -> int:
         self._check_open()  # every way of calling takes a round first: nothing runs on a closed bench
@@ -352,9 +356,9 @@ class Invocation:
         self._log.close()
 
 
-def _stored_profile(kernel: Kernel, name: str) -> Profile | None:
+def _stored_profile(workspace: Path, name: str) -> Profile | None:
     """The profile file `name` an invocation was made with, None when it is missing."""
-    raw = read_runtime_file(kernel.workspace, name, limit=PROFILE_MAX_BYTES)
+    raw = read_runtime_file(workspace, name, limit=PROFILE_MAX_BYTES)
     if raw is None:
         return None
     try:
@@ -364,9 +368,9 @@ def _stored_profile(kernel: Kernel, name: str) -> Profile | None:
     return Profile.from_text(text, name)
 
 
-def _read_json(kernel: Kernel, name: str, limit: int, code: str) -> Any:
+def _read_json(workspace: Path, name: str, limit: int, code: str) -> Any:
     """The JSON value of the runtime file `name`, None when it is missing; `code` when it is not JSON."""
-    raw = read_runtime_file(kernel.workspace, name, limit=limit)
+    raw = read_runtime_file(workspace, name, limit=limit)
     if raw is None:
         return None
     try:

@@ -2,9 +2,10 @@
 
 A kernel owns the event-loop thread, the record store, the tool sources, the approval rule,
 the run's inputs (the loaded chat and world info) and the current profile; it makes and
-reopens invocations and builds the services (sub-agents, cron, MCP) over itself, each once.
-`Workbench` is the public facade over one kernel; the invocation and the services use the
-kernel's public members only, so each can be built and tested with a kernel alone.
+reopens invocations and builds the services (sub-agents, cron, MCP), each once.
+`Workbench` is the public facade over one kernel. No part holds the kernel: an invocation and
+its call path get `call_services`, sub-agents and cron get `service_host`, `mcp.manage`'s port
+the manager's getter (runtime/call_services.py), so each can be built and tested without one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..protocols.snapshot import Snapshot
 from ..tools.state import InvocationState
 from ..tools.workspace.runtime_files import make_runtime_folder
 from .approval import Approvals
-from .call_services import CallServices
+from .call_services import CallServices, ServiceHost
 from .extensions import ExtensionSource
 from .invocation import Invocation
 from .mcp_port import McpManagePort
@@ -73,7 +74,11 @@ class Kernel:
         # What the call path uses of the bench, explicitly (runtime/call_services.py).
         self.call_services = CallServices(workspace, self.loop, self.store, self.sources, self.builtins,
                                           self.approvals, self.observers, seed, lambda: self.agents,
-                                          lambda snapshot: McpManagePort(self, snapshot))
+                                          lambda snapshot: McpManagePort(self.mcp.get, workspace, self.loop, snapshot),
+                                          lambda: self._closed)
+        # What sub-agents and cron use of it, explicitly too.
+        self.service_host = ServiceHost(workspace, self.loop, lambda: self._profile, self.catalog, self.check_profile,
+                                        self.new_invocation, lambda i: self.store.invocation_dir(i).exists())
 
     # the profile --------------------------------------------------------------------------
     @property
@@ -143,7 +148,7 @@ class Kernel:
                            unavailable=self.sources.diagnostics(profile.tools.active()), return_mode=return_mode,
                            snapshot_type=Snapshot)
         make_runtime_folder(self.workspace, self.store.invocation_folder(invocation_id))
-        inv = Invocation.create(self, snapshot, profile, self._inputs())
+        inv = Invocation.create(self.call_services, snapshot, profile, self._inputs())
         inv.state.root = workspace
         return self._placed(inv, kept)
 
@@ -151,7 +156,8 @@ class Kernel:
         """Reopen an invocation from its run log, with its history and budget counters."""
         self.check_open()
         self.store.flush()
-        inv = Invocation.reopen(self, invocation_id, self._inputs())  # the chat and world info loaded now
+        # the chat and world info as loaded now; the bench's profile where the record has none
+        inv = Invocation.reopen(self.call_services, invocation_id, self._inputs(), profile=self._profile)
         return self._placed(inv, True)
 
     def _placed(self, inv: Invocation, kept: bool) -> Invocation:
@@ -180,7 +186,7 @@ class Kernel:
 
             with self._services:
                 if self._agents is None:
-                    self._agents = AgentsService(self)
+                    self._agents = AgentsService(self.service_host)
         return self._agents
 
     @property
@@ -190,7 +196,7 @@ class Kernel:
 
             with self._services:
                 if self._cron is None:
-                    self._cron = CronScheduler(self)
+                    self._cron = CronScheduler(self.service_host)
         return self._cron
 
     def _make_mcp(self) -> McpManager:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,8 +37,8 @@ from ..tools.mcp_manage import config_of
 from ..tools.registry import INJECTED
 
 if TYPE_CHECKING:
+    from ..core.loop import LoopThread
     from ..mcp import McpManager, McpServerInfo
-    from .kernel import Kernel
 
 _TRANSPORT_FIELDS = ("transport", "command", "args", "cwd", "env", "url", "headers")
 _SECRET_MAPS = ("env", "headers")  # their values may be credentials: shown as keys only
@@ -111,8 +111,11 @@ def _shown(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
 class McpManagePort:
     """`McpPort` for one call of an invocation made on `snapshot`."""
 
-    def __init__(self, kernel: Kernel, snapshot: Snapshot) -> None:
-        self._kernel = kernel
+    def __init__(self, manager: Callable[[], McpManager], workspace: Path, loop: LoopThread,
+                 snapshot: Snapshot) -> None:
+        self._get_manager = manager  # the bench's manager, made on first use
+        self._workspace = workspace
+        self._loop = loop
         self._snapshot = snapshot
 
     @property
@@ -123,7 +126,7 @@ class McpManagePort:
 
     @property
     def _manager(self) -> McpManager:
-        return self._kernel.mcp.get()
+        return self._get_manager()
 
     def _configs(self) -> dict[str, dict[str, Any]]:
         return _CONFIGS.setdefault(self._manager, {})
@@ -131,7 +134,7 @@ class McpManagePort:
     async def _agree(self, config: Mapping[str, Any], approve: Approve | None) -> None:
         """Return once a person agreed to start `config` now."""
         launch = launch_of(config)
-        reason = _reason(launch, self._kernel.workspace)
+        reason = _reason(launch, self._workspace)
         if approve is None:
             raise ToolError("tool.approval_required", f"Starting this server needs the user's approval "
                             f"({reason}) and no one can give it here. Do not retry it; ask the user.")
@@ -216,7 +219,7 @@ class McpManagePort:
             base = {k: v for k, v in base.items() if k not in _TRANSPORT_FIELDS}
             base["transport"] = kind
         # the transport's fields are checked again on the merged whole
-        merged = config_of({**base, **patch, "id": info.id}, self._kernel.workspace)
+        merged = config_of({**base, **patch, "id": info.id}, self._workspace)
         return await self.create(merged, overwrite=True, approve=approve)
 
     async def delete(self, server_id: str) -> bool:
@@ -261,8 +264,8 @@ class McpManagePort:
 
         self.validate(config)
         await self._agree(config, approve)
-        scratch = McpManager(self._kernel.loop, self._kernel.workspace / ".toolbench" / "mcp" / "scratch",
-                             root=self._kernel.workspace)
+        scratch = McpManager(self._loop, self._workspace / ".toolbench" / "mcp" / "scratch",
+                             root=self._workspace)
         try:
             with _coded():
                 info = await scratch.aadd(config["id"], **{**_fields(config), "enabled": True})

@@ -169,7 +169,7 @@ async def delegate_agents(svc: AgentsService, parent_id: str, entries: Sequence[
     wants_tree = any(_mode(e, known) == "worktree" for e in entries)
     issues = agents_batch_issues(entries, roster=known, templates=enabled, active=len(svc._active()),
                                  has_model=lambda a: (svc._agents[a].model or svc.model) is not None,
-                                 git_repository=wants_tree and worktrees.is_repository(svc._kernel.workspace))
+                                 git_repository=wants_tree and worktrees.is_repository(svc._host.workspace))
     if issues:
         roster_, offered = roster(svc), templates(svc)
         lines = "\n".join(f"{n}. {i.line()}" for n, i in enumerate(issues, 1))
@@ -196,7 +196,7 @@ def _mode(entry: Mapping[str, Any], known: Mapping[str, Known]) -> str:
 def _provision(svc: AgentsService, entries: Sequence[Mapping[str, Any]]) -> dict[int, worktrees.Worktree]:
     """A worktree for every worktree entry (keyed by the entry's id()), all made before any child
     exists: when git fails for one, those made are removed and nothing starts."""
-    home = svc._kernel.workspace
+    home = svc._host.workspace
     made: dict[int, worktrees.Worktree] = {}
     try:
         for entry in entries:
@@ -223,9 +223,9 @@ def _spawn(svc: AgentsService, parent_id: str, entry: Mapping[str, Any], enabled
         child = svc._roster.children[entry["id"].casefold()] = Child(entry["id"], identity)
     previous, child.mode = child.mode, str(entry.get("mode") or child.mode)
     spec: AgentSpec = svc._agents[str(child.identity["template"])]
-    profile = spec.profile or svc._kernel.profile
+    profile = spec.profile or svc._host.profile()
     if tree is None:  # readonly; a worktree child keeps the caller's file and shell tools
-        profile = readonly_profile(profile, {d.id: d for d in svc._kernel.catalog()})
+        profile = readonly_profile(profile, {d.id: d for d in svc._host.catalog()})
     task = svc._new_task(parent_id, spec, {"objective": str(entry["prompt"])}, profile=profile, child=child,
                          workspace=tree.path if tree else None)
     task.worktree = tree

@@ -55,8 +55,8 @@ from .drive import drive
 from .loop import AnyModel, handoff_text
 
 if TYPE_CHECKING:
+    from ..call_services import ServiceHost
     from ..invocation import Invocation
-    from ..kernel import Kernel
     from ..worktrees import Worktree
     from .roster import Child
     from .roster_store import Notice
@@ -114,10 +114,10 @@ class _Task:
 
 
 class AgentsService:
-    """Sub-agents of one bench's kernel; reach it as `bench.agents`."""
+    """Sub-agents of one bench; reach it as `bench.agents`."""
 
-    def __init__(self, kernel: Kernel) -> None:
-        self._kernel = kernel
+    def __init__(self, host: ServiceHost) -> None:
+        self._host = host
         self.model: AnyModel | None = None
         self.max_rounds: int = DEFAULT_MAX_ROUNDS
         self._agents: dict[str, AgentSpec] = {}
@@ -131,7 +131,7 @@ class AgentsService:
         self._handoffs: list[dict[str, Any]] = []
         self._mail: dict[str, list[dict[str, Any]]] = {}  # parent invocation id -> messages to it
         self._mail_read: dict[str, int] = {}
-        self._roster = roster.Roster(kernel.workspace)  # the LiveAgent-form children, durable
+        self._roster = roster.Roster(host.workspace)  # the LiveAgent-form children, durable
         self.define(DEFAULT_AGENT, description="A general-purpose agent with the caller's tools (less delegation "
                     "and finishing); it reports back with task_return.")
 
@@ -147,7 +147,7 @@ class AgentsService:
             raise ToolbenchError("bench.misuse", "max_rounds must be at least 1")
         checked = None
         if profile is not None:
-            checked = self._kernel.check_profile(profile if isinstance(profile, Profile) else Profile.load(profile))
+            checked = self._host.check_profile(profile if isinstance(profile, Profile) else Profile.load(profile))
         spec = AgentSpec(agent_id, description, checked, model, max_rounds)
         self._agents[agent_id] = spec
         return spec
@@ -195,7 +195,7 @@ class AgentsService:
         async def settle() -> None:
             if runners:
                 await asyncio.wait(runners, timeout=timeout)
-        self._kernel.loop.run(settle())
+        self._host.loop.run(settle())
         return [t.view() for t in tasks]
 
     def _task(self, task_id: str) -> _Task:
@@ -275,9 +275,9 @@ class AgentsService:
         """A pending task with its child invocation (`<parent>.task_NNN`, a number not used yet)."""
         while True:
             task_id = f"task_{next(self._task_numbers):03d}"
-            if not self._kernel.store.invocation_dir(f"{parent_id}.{task_id}").exists():
+            if not self._host.invocation_exists(f"{parent_id}.{task_id}"):
                 break
-        inv = self._kernel.new_invocation("chat", f"{parent_id}.{task_id}", profile=profile,
+        inv = self._host.new_invocation("chat", f"{parent_id}.{task_id}", profile=profile,
                                           return_mode=TASK_RETURN, workspace=workspace)
         title = str(brief.get("title") or brief["objective"].strip().splitlines()[0][:80])
         task = _Task(task_id, spec, parent_id, title, brief, inv, child=child)
@@ -333,9 +333,9 @@ class AgentsService:
         spec = self._agents[agent_id]
         while True:
             handoff_id = f"handoff_{next(self._handoff_numbers):03d}"
-            if not self._kernel.store.invocation_dir(f"{parent_id}.{handoff_id}").exists():
+            if not self._host.invocation_exists(f"{parent_id}.{handoff_id}"):
                 break
-        inv = self._kernel.new_invocation("chat", f"{parent_id}.{handoff_id}", profile=spec.profile)
+        inv = self._host.new_invocation("chat", f"{parent_id}.{handoff_id}", profile=spec.profile)
         record = {"handoffId": handoff_id, "fromInvocation": parent_id, "agentId": agent_id,
                   "invocationId": inv.id, "handoff": dict(brief), "cancelledTasks": [t.id for t in pending],
                   "brief": handoff_text(spec, brief)}
@@ -407,4 +407,4 @@ class AgentsService:
         """Cancel every unfinished child (the bench is closing)."""
         active = self._active()
         if active:
-            self._kernel.loop.run(self._cancel(active))
+            self._host.loop.run(self._cancel(active))
