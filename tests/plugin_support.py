@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from toolbench.protocols import _plugins
+from toolbench.protocols import _plugins, _registry
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: its toolbench, not an installed one
 USER_PROVIDER = ROOT / "tests" / "fixtures" / "user_provider"
@@ -41,11 +41,11 @@ def installed(root: Path) -> Iterator[None]:
     added = [str(root), str(USER_PROVIDER)]
     sys.path[:0] = added
     importlib.invalidate_caches()
-    _plugins.reset()
+    _registry.reset_installed()
     try:
         yield
     finally:
-        _plugins.reset()
+        _registry.reset_installed()
         for path in added:
             sys.path.remove(path)
         importlib.invalidate_caches()

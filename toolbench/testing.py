@@ -18,7 +18,7 @@ that makes answer bodies: the built-in ones, and a registered or installed one o
 `ScriptedModel(turns, protocol="mistral")`), and `model.bodies` holds the requests. Requests,
 messages, answers and their reading are the provider's (`text_body`, `calls_body`,
 `request_body`, `read_reply`); the built-in ones answer from the same builder as
-`LocalProvider`'s canned bodies (`toolbench._testing_bodies`) in its bare `SCRIPTED` style:
+`LocalProvider`'s canned bodies (`toolbench.protocols._bodies`) in its bare `SCRIPTED` style:
 short ids (`call_{n}_{i}`), `created` 0, no usage (Anthropic's required block is zero
 tokens), no thinking, only the fields the SDK types require.
 
@@ -37,7 +37,7 @@ from . import _testing_streams as streams
 from .core.arguments import MISSING
 from .core.errors import ToolbenchError
 from .models import ModelReply
-from .protocols import FullProvider, full_provider
+from .protocols import ChatCompletionsProvider, FullProvider, ResponsesProvider, full_provider, get_provider
 from .protocols._model_side import has_bodies
 from .testing_provider import LocalProvider
 
@@ -132,8 +132,6 @@ class ScriptedModel:
 def _shape_of(protocol: str) -> str:
     """The built-in API whose stream events a provider's answers take (a registered Chat
     Completions or Responses provider streams as OpenAI's)."""
-    from .protocols import ChatCompletionsProvider, ResponsesProvider, get_provider
-
     if protocol in streams.PROTOCOLS:
         return protocol
     provider = get_provider(protocol)

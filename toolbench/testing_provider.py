@@ -41,7 +41,7 @@ The canned bodies (`chat_calls`, `responses_calls`, `anthropic_calls`, `gemini_c
 thinking blocks with signatures, reasoning items with `encrypted_content` and Gemini
 `thoughtSignature` parts included; `usage=None` leaves the usage block out, `thinking=None`,
 `reasoning=None`, `thought=None` and `signature=None` the thinking state (see
-`toolbench._testing_bodies`, which also makes `ScriptedModel`'s answers). For any provider, a
+`toolbench.protocols._bodies`, which also makes `ScriptedModel`'s answers). For any provider, a
 registered or installed one too, `LocalProvider.text_body(protocol, text)`,
 `.calls_body(protocol, calls)` and `.error_body(protocol, status, message)` are its own bare
 bodies (`Provider.text_body`, ...): `usage=(input, output)` adds a usage block.
@@ -61,8 +61,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from . import _testing_bodies as bodies
 from . import _testing_streams as streams
+from .protocols import _bodies as bodies
 from .protocols import full_provider
 
 # How long a stalled answer waits for the provider to close, at most (a client's timeout is

@@ -25,7 +25,7 @@ from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from toolbench import _testing_streams as streams
-from toolbench._testing_bodies import THOUGHT_SIGNATURE
+from toolbench.protocols._bodies import THOUGHT_SIGNATURE
 from toolbench.testing import LocalProvider
 
 CALLS = [("dice_roll", {"formula": "2d6"}), ("workspace_list_files", {"path": ".", "glob": "**/*.md"})]

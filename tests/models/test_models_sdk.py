@@ -13,8 +13,8 @@ import pytest
 from deadline import run_with_deadline
 
 from toolbench import Workbench
-from toolbench._testing_bodies import ENCRYPTED, SIGNATURE, THOUGHT_SIGNATURE
 from toolbench.models import Anthropic, Gemini, OpenAIChat, OpenAIResponses
+from toolbench.protocols._bodies import ENCRYPTED, SIGNATURE, THOUGHT_SIGNATURE
 from toolbench.testing import LocalProvider
 
 PROMPT = "Roll 2d6 and list the files."

@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core.errors import ToolbenchError
+from ..core.fileio import read_regular_file
+from ._client_side import invoke
 from ._mcp_json import config_invalid
 
 Grant = Literal["authorization_code", "client_credentials", "identity_assertion"]
@@ -111,8 +113,6 @@ class OAuth:
 
 async def ask_assertion(assertion: Assertion, audience: str, resource: str) -> str:
     """The ID-JAG from a sync (run in a worker thread) or async assertion callable."""
-    from ._client_side import invoke  # the one runner of a handler, sync or async
-
     reply = await invoke(assertion, audience, resource)
     if not isinstance(reply, str) or not reply:
         raise ToolbenchError("mcp.sign_in_failed", "the OAuth assertion callable returned no ID-JAG")
@@ -142,8 +142,6 @@ def signing_algorithm(pem: bytes) -> str:
 
 def read_private_key(path: str) -> bytes:
     """The PEM key file's bytes, read as a regular file of at most 64 KB."""
-    from ..core.fileio import read_regular_file
-
     try:
         return read_regular_file(Path(path).expanduser(), 64 << 10)
     except OSError as exc:

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..protocols._openai_chat_model import chat_content
+
 DECLINED = -1  # the MCP spec's example code for "the user rejected the sampling request"
 
 
@@ -101,8 +103,6 @@ def sampling_request(server: str, tool: str | None, call_id: str | None, params:
 
 def _openai_content(content: Any) -> str | list[dict[str, Any]]:
     """A text, or content parts when a block is not text (images, audio): Chat Completions'."""
-    from ..protocols._openai_chat_model import chat_content
-
     return chat_content(content if isinstance(content, list) else [content])
 
 

@@ -59,8 +59,7 @@ from ._diff import ToolListDiff, diff, golden
 from ._media import ImageLimits, pixel_size
 from ._openai_chat import ChatCompletionsProvider
 from ._openai_responses import ResponsesProvider
-from ._plugins import notices
-from ._registry import full_provider, get_provider, names, register, unregister
+from ._registry import full_provider, get_provider, names, notices, register, unregister
 from ._results import abridge
 from .types import (
     GEMINI_SCHEMAS,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from . import _bodies as bodies
 from ._model_side import ModelSide, block_text, mappings, wire_object, with_tools
 from ._reading import name_or_none, texts, usage_of
 from .types import ModelReply
@@ -65,19 +66,13 @@ class AnthropicModelSide(ModelSide):
 
     def text_body(self, text: str, *, n: int = 1, usage: tuple[int, int] | None = None,
                   model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         return bodies.anthropic_text(text, n=n, usage=usage, model=model, style=bodies.SCRIPTED)
 
     def calls_body(self, calls: Sequence[Sequence[Any]], *, n: int = 1, text: str | None = None,
                    usage: tuple[int, int] | None = None, model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         wired = [(c[0], wire_object(c[1]), *c[2:]) for c in calls]
         return bodies.anthropic_calls(wired, n=n, thinking=None, text=text, usage=usage, model=model,
                                       style=bodies.SCRIPTED)
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         return bodies.anthropic_error(status, message)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import _bodies as bodies
 from ._model_side import ModelSide, block_text, mappings, wire_object, with_tools
 from ._reading import first, name_or_none, usage_of
 from .types import ModelReply
@@ -73,21 +74,15 @@ class GeminiModelSide(ModelSide):
 
     def text_body(self, text: str, *, n: int = 1, usage: tuple[int, int] | None = None,
                   model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         return bodies.gemini_text(text, n=n, usage=_usage(usage), model=model, style=bodies.SCRIPTED)
 
     def calls_body(self, calls: Sequence[Sequence[Any]], *, n: int = 1, text: str | None = None,
                    usage: tuple[int, int] | None = None, model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         wired = [(c[0], wire_object(c[1]), *c[2:]) for c in calls]
         return bodies.gemini_calls(wired, n=n, thought=None, signature=None, text=text, usage=_usage(usage),
                                    model=model, style=bodies.SCRIPTED)
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         return bodies.gemini_error(status, message)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import _bodies as bodies
 from ._model_side import ModelSide, wire_text, with_tools
 from ._reading import first, name_or_none, texts, usage_of
 from .types import ModelReply
@@ -38,8 +39,6 @@ def chat_content(blocks: Sequence[Any]) -> str | list[dict[str, Any]]:
 
 def openai_error(status: int, message: str) -> dict[str, Any]:
     """The error body OpenAI's two APIs answer with `status`."""
-    from .. import _testing_bodies as bodies
-
     return bodies.openai_error(status, message)
 
 
@@ -87,14 +86,10 @@ class ChatModelSide(ModelSide):
 
     def text_body(self, text: str, *, n: int = 1, usage: tuple[int, int] | None = None,
                   model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         return bodies.chat_text(text, n=n, usage=usage, model=model, style=bodies.SCRIPTED)
 
     def calls_body(self, calls: Sequence[Sequence[Any]], *, n: int = 1, text: str | None = None,
                    usage: tuple[int, int] | None = None, model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         wired = [(c[0], wire_text(c[1]), *c[2:]) for c in calls]
         return bodies.chat_calls(wired, n=n, content=text, usage=usage, model=model, style=bodies.SCRIPTED)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import _bodies as bodies
 from ._model_side import ModelSide, block_text, mappings, wire_text, with_tools
 from ._openai_chat_model import openai_error
 from ._reading import name_or_none, texts, usage_of
@@ -63,14 +64,10 @@ class ResponsesModelSide(ModelSide):
 
     def text_body(self, text: str, *, n: int = 1, usage: tuple[int, int] | None = None,
                   model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         return bodies.responses_text(text, n=n, usage=_usage(usage), model=model, style=bodies.SCRIPTED)
 
     def calls_body(self, calls: Sequence[Sequence[Any]], *, n: int = 1, text: str | None = None,
                    usage: tuple[int, int] | None = None, model: str = "scripted") -> dict[str, Any]:
-        from .. import _testing_bodies as bodies
-
         wired = [(c[0], wire_text(c[1]), *c[2:]) for c in calls]
         return bodies.responses_calls(wired, n=n, reasoning=None, text=text, usage=_usage(usage), model=model,
                                       style=bodies.SCRIPTED)

@@ -11,15 +11,23 @@ they work as if registered: by name in every function, the CLI (`toolbench snaps
 mistral`) and the widgets' selectors. An entry point that cannot be used (its import fails, it
 is not a Provider, its name is not the provider's, is built in or is already taken) is skipped,
 never raised: `notices()` says which and why, each as `protocol.plugin_skipped: ...`.
+
+This module reads the group; what a name may be, and whether it is taken, is the registry's
+rule (`_registry.accept_installed`), which it hands in: this module imports no registry.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Final
 
+from .types import Provider
+
 GROUP: Final = "toolbench.providers"
+
+Accept = Callable[[Provider, str], "str | None"]  # registers (provider, entry point name), or says why not
 
 _lock: Final = threading.RLock()
 _loaded = False
@@ -28,9 +36,9 @@ _names: list[str] = []  # the names the entry points registered (`reset` forgets
 _notices: list[str] = []
 
 
-def load() -> None:
-    """Register the group's providers, once (a provider whose import looks a name up, or that
-    registers itself, does not load them again)."""
+def load(accept: Accept) -> None:
+    """Register the group's providers through `accept`, once (a provider whose import looks a
+    name up, or that registers itself, does not load them again)."""
     global _loaded, _loading
     if _loaded:
         return
@@ -39,32 +47,29 @@ def load() -> None:
             return
         _loading = True
         try:
-            _load_all()
+            _load_all(accept)
         finally:
             _loading, _loaded = False, True
 
 
-def notices() -> tuple[str, ...]:
-    """What was skipped of the installed providers, and why (`protocol.plugin_skipped: ...`)."""
-    load()
+def skipped() -> tuple[str, ...]:
+    """The notices of the last load: what was skipped, and why."""
     return tuple(_notices)
 
 
-def reset() -> None:
-    """Forget the installed providers, to load the group again on the next lookup (a test that
-    puts a distribution on `sys.path`; a notebook after a `pip install`)."""
+def reset(remove: Callable[[str], None]) -> None:
+    """Forget the installed providers (`remove` each name), to load the group again on the next
+    lookup (a test that puts a distribution on `sys.path`; a notebook after a `pip install`)."""
     global _loaded
-    from . import _registry
-
     with _lock:
         for name in _names:
-            _registry._remove(name)
+            remove(name)
         _names.clear()
         _notices.clear()
         _loaded = False
 
 
-def _load_all() -> None:
+def _load_all(accept: Accept) -> None:
     try:
         found = list(entry_points(group=GROUP))
     except Exception as exc:  # a broken distribution's metadata: nothing is installed then
@@ -76,19 +81,15 @@ def _load_all() -> None:
         if (point.name, point.value) in seen:  # the same distribution found twice on sys.path
             continue
         seen.add((point.name, point.value))
-        why = _install(point)
+        why = _install(point, accept)
         if why is not None:
             origin = f" ({point.dist.name} {point.dist.version})" if point.dist is not None else ""
             _notices.append(f"protocol.plugin_skipped: entry point `{point.name} = {point.value}`{origin} "
                             f"of `{GROUP}`: {why}")
 
 
-def _install(point: EntryPoint) -> str | None:
+def _install(point: EntryPoint, accept: Accept) -> str | None:
     """Register the provider `point` names; why not, when it cannot be."""
-    from ..core.errors import ToolbenchError
-    from . import _registry
-    from .types import Provider
-
     try:
         target: Any = point.load()
     except Exception as exc:
@@ -100,21 +101,7 @@ def _install(point: EntryPoint) -> str | None:
             return f"calling it with no arguments failed ({type(exc).__name__}: {exc})"
     if not isinstance(target, Provider) or isinstance(target, type):
         return f"it gives {type(target).__name__}, not a Provider (a name and the six methods)"
-    try:
-        _registry._check_name(target)
-    except ToolbenchError as exc:
-        return exc.message
-    name = target.name
-    if name in _registry._BUILTIN:
-        return f"provider name {name!r} is built in"
-    if name != point.name:
-        return f"the provider's name is {name!r}; name the entry point as the provider is"
-    taken = _registry._providers.get(name)
-    if taken is target:  # it registered itself when imported
-        _names.append(name)
-        return None
-    if taken is not None:
-        return f"provider name {name!r} is taken (another entry point, or a register() before the lookup)"
-    _registry._add(target)
-    _names.append(name)
-    return None
+    why = accept(target, point.name)
+    if why is None:
+        _names.append(target.name)
+    return why

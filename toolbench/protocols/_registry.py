@@ -38,7 +38,7 @@ _write_lock: Final = threading.Lock()
 def names() -> tuple[str, ...]:
     """Every provider name: the built-in ones (`PROTOCOLS`), then the installed and registered
     ones in the order they came (the installed ones load first)."""
-    _plugins.load()
+    _plugins.load(accept_installed)
     return tuple(_providers)
 
 
@@ -48,7 +48,7 @@ def get_provider(protocol: str | Provider) -> Provider:
     if isinstance(protocol, str):
         found = _providers.get(protocol)
         if found is None:  # maybe an installed provider, not looked for yet
-            _plugins.load()
+            _plugins.load(accept_installed)
             found = _providers.get(protocol)
         if found is not None:
             return found
@@ -90,7 +90,7 @@ def register(provider: Provider, *, replace: bool = False) -> Provider:
                              "a class must be instantiated)")
     _check_name(provider)
     name = provider.name
-    _plugins.load()  # the installed providers come first, and a clash with one is a clash
+    _plugins.load(accept_installed)  # the installed providers come first, and a clash with one is a clash
     with _write_lock:
         global _providers
         if name in _BUILTIN or (name in _providers and not replace):
@@ -125,6 +125,38 @@ def _remove(name: str) -> None:
         global _providers
         if name not in _BUILTIN:
             _providers = {k: v for k, v in _providers.items() if k != name}
+
+
+def accept_installed(provider: Provider, entry_name: str) -> str | None:
+    """Register a provider an entry point named `entry_name` gave; why not, when it cannot be."""
+    try:
+        _check_name(provider)
+    except ToolbenchError as exc:
+        return exc.message
+    name = provider.name
+    if name in _BUILTIN:
+        return f"provider name {name!r} is built in"
+    if name != entry_name:
+        return f"the provider's name is {name!r}; name the entry point as the provider is"
+    taken = _providers.get(name)
+    if taken is provider:  # it registered itself when imported
+        return None
+    if taken is not None:
+        return f"provider name {name!r} is taken (another entry point, or a register() before the lookup)"
+    _add(provider)
+    return None
+
+
+def notices() -> tuple[str, ...]:
+    """What was skipped of the installed providers, and why (`protocol.plugin_skipped: ...`)."""
+    _plugins.load(accept_installed)
+    return _plugins.skipped()
+
+
+def reset_installed() -> None:
+    """Forget the installed providers, to load the group again on the next lookup (a test that
+    puts a distribution on `sys.path`; a notebook after a `pip install`)."""
+    _plugins.reset(_remove)
 
 
 def _unknown(protocol: object) -> ToolbenchError:

@@ -24,9 +24,11 @@ from ..core.profile import Profile
 from ..progress import Progress
 from ..tools.chat_history import ChatHistory, load_chat
 from ..tools.workspace.runtime_files import write_runtime_file
+from ..tools.workspace.skills import list_skills
 from ..tools.worldinfo_book import WorldInfoBook, load_worldinfo
 from .approval import Handler as ApprovalHandler
-from .demo import seed_demo_workspace
+from .demo import register_demo_tools, seed_demo_workspace
+from .demo_chat import load_demo_history
 from .extensions import make_extension_tool
 from .in_flight import check_concurrency, check_executor
 from .installed_sources import add_installed
@@ -85,9 +87,6 @@ class Workbench:
     def demo(cls, workspace: str | Path | None = None, *, seed: int | None = 7) -> Workbench:
         """The embedded default profile with the demo extension tools registered and allowed, and
         the sample chat and lorebook loaded (`runtime/demo_chat.py`)."""
-        from .demo import register_demo_tools
-        from .demo_chat import load_demo_history
-
         bench = cls(workspace, seed=seed)
         register_demo_tools(bench)
         load_demo_history(bench._kernel)
@@ -122,8 +121,6 @@ class Workbench:
 
         Read from the profile's `workspace.skills_dir` at each access (not copied): the file
         tools resolve `skills/<name>/...` through that folder, read-only."""
-        from ..tools.workspace.skills import list_skills
-
         return list_skills(self.workspace, self.profile.workspace)
 
     # the run's chat and world info --------------------------------------------------------

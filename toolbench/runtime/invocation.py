@@ -42,6 +42,7 @@ from .records import (
     read_turns,
     record_files,
 )
+from .run import read_runs, run_model
 from .store import dumps
 
 if TYPE_CHECKING:
@@ -241,8 +242,6 @@ class Invocation:
     async def arun(self, model: Model, prompt: str, *, system: str | None = None, max_rounds: int | None = None,
                    contract: TurnContract | None = None, on_round: Callable[[Run, RunRound], Any] | None = None,
                    stream: bool = False, on_delta: Callable[[StreamDelta], Any] | None = None) -> Run:
-        from .run import run_model
-
         self._check_open()
         return await run_model(self, self._log, model, prompt, system=system, max_rounds=max_rounds,
                                contract=contract, on_round=on_round, stream=stream, on_delta=on_delta)
@@ -258,8 +257,6 @@ class Invocation:
     @property
     def runs(self) -> list[Run]:
         """The runs of this invocation, read back from its run log (after a reopen too)."""
-        from .run import read_runs
-
         return read_runs(self, self._log.read())
 
     # calling ------------------------------------------------------------------------------

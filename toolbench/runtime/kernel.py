@@ -23,8 +23,10 @@ from ..core.snapshot import prepare
 from ..protocols.snapshot import Snapshot
 from ..tools.state import InvocationState
 from ..tools.workspace.runtime_files import make_runtime_folder
+from .agents import AgentsService
 from .approval import Approvals
 from .call_services import CallServices, ServiceHost
+from .cron import CronScheduler
 from .extensions import ExtensionSource
 from .invocation import Invocation
 from .mcp_port import McpManagePort
@@ -37,8 +39,6 @@ if TYPE_CHECKING:
     from ..mcp import McpManager
     from ..tools.chat_history import ChatHistory
     from ..tools.worldinfo_book import WorldInfoBook
-    from .agents import AgentsService
-    from .cron import CronScheduler
 
 
 class Kernel:
@@ -182,8 +182,6 @@ class Kernel:
     @property
     def agents(self) -> AgentsService:
         if self._agents is None:
-            from .agents import AgentsService
-
             with self._services:
                 if self._agents is None:
                     self._agents = AgentsService(self.service_host)
@@ -192,8 +190,6 @@ class Kernel:
     @property
     def cron(self) -> CronScheduler:
         if self._cron is None:
-            from .cron import CronScheduler
-
             with self._services:
                 if self._cron is None:
                     self._cron = CronScheduler(self.service_host)

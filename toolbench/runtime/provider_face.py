@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ToolbenchError
 from ..core.results import ToolResult
+from ..protocols import decode_response, encode_history, encode_result, names
+from ..protocols.types import Exchange, ResultView
 from . import attachments
 from .records import CallRecord, RunLog, turn_entry
 
 if TYPE_CHECKING:
-    from ..protocols.types import AssistantTurn, Exchange, Provider
+    from ..protocols.types import AssistantTurn, Provider
     from .store import Store
 
 
@@ -41,8 +43,6 @@ class ProviderFace:
         call id); the assistant turn is logged first. Run under the invocation's lock, so the
         id seed names the round the calls get. A response that is not that provider's shape
         raises before a round is taken."""
-        from ..protocols import decode_response
-
         decoded = decode_response(protocol, response, id_seed=id_seed)
         round_no = take_round()
         if decoded.assistant is not None and decoded.calls:
@@ -53,8 +53,6 @@ class ProviderFace:
     def transcript(self, records: Sequence[CallRecord], protocol: str | Provider,
                    rounds: Iterable[int] | None) -> list[dict[str, Any]]:
         """`Invocation.transcript` over `records`."""
-        from ..protocols import encode_history
-
         wanted = None if rounds is None else set(rounds)
         by_round: dict[int, list[Exchange]] = {}
         for r in records:
@@ -67,8 +65,6 @@ class ProviderFace:
     def render_result(self, records: Sequence[CallRecord], result: ToolResult | str,
                       protocol: str | Provider | None, invocation_id: str) -> Any:
         """`Invocation.render_result` over `records`."""
-        from ..protocols import encode_result, names
-
         call_id = result.call_id if isinstance(result, ToolResult) else result
         record = next((r for r in reversed(records) if r.call_id == call_id
                        and (not isinstance(result, ToolResult) or r.result is result or r.result == result)), None)
@@ -81,8 +77,6 @@ class ProviderFace:
         return {name: encode_result(name, exchange) for name in names()}
 
     def _exchange(self, r: CallRecord) -> Exchange:
-        from ..protocols.types import Exchange, ResultView
-
         result = r.result
         views = attachments.views(self._store, result.attachments) if result.attachments else ()
         return Exchange(call_id=r.call_id, call_name=r.call_name, arguments=r.arguments.replay_object(),

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import ToolbenchError, check_positive_int
 from ..core.results import ToolResult
 from ..core.turn import TurnContract
-from ..models import Model, ModelError, StreamingModel, assemble, provider_error, stream_assembly
+from ..models import Model, ModelError, StreamingModel, assemble, provider_error, reader_for, stream_assembly
 from ..protocols.types import StreamDelta
 from .observers import around_round
 
@@ -360,8 +360,6 @@ def _add(total: dict[str, Any], usage: Mapping[str, Any]) -> None:
 def read_runs(inv: Invocation, entries: Sequence[Mapping[str, Any]]) -> list[Run]:
     """The runs a run log holds, with their rounds' results from the invocation's records
     (a model is not needed: text, usage and finish are read again by the protocol's reader)."""
-    from ..models import reader_for
-
     by_key: dict[tuple[Any, Any], Any] = {(r.round, r.call_id): r for r in inv.records if r.via is None}
     runs: dict[str, Run] = {}
     for entry in entries:

@@ -23,6 +23,7 @@ from . import skills_store as store
 from .base import BuiltinTool, ToolContext
 from .workspace.files import open_file
 from .workspace.paths import SKILLS_ROOT, Workspace
+from .workspace.skills import list_skills
 
 ACTIONS: Final = ("read", "list", "install", "create", "validate", "package", "delete")
 UNSUPPORTED: Final = ("clawhub_search", "clawhub_install")
@@ -92,8 +93,6 @@ def _read(ws: Workspace, args: dict[str, Any]) -> ToolOutput:
 
 
 def _list(ctx: ToolContext) -> ToolOutput:
-    from .workspace.skills import list_skills
-
     skills = list_skills(ctx.workspace, ctx.profile.workspace)
     lines = [f"- {s['name']}: {s['description']}" if "code" not in s else
              f"- {s['name']}: (unreadable, {s['code']}: {s['problem']})" for s in skills]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ...core.errors import ToolError
 from ...core.workspace_settings import WorkspaceSettings
+from ..skills_store import front_matter_of
 from .files import open_file
 from .paths import SKILL_FILE, SKILLS_ROOT, Workspace
 
@@ -20,8 +21,6 @@ from .paths import SKILL_FILE, SKILLS_ROOT, Workspace
 def list_skills(workspace: Path, settings: WorkspaceSettings) -> list[dict[str, str]]:
     """Name, description (the front matter's `description`, else "") and workspace path, by
     name; `code` and `problem` too for a skill whose SKILL.md is refused."""
-    from ..skills_store import front_matter_of
-
     ws = Workspace(workspace, settings)
     out = []
     for name in ws.skills():

@@ -5,7 +5,7 @@ The shapes are the providers' own, field for field, as their API references and 
 document them and as the recordings in tests/fixtures/protocols hold them: ids, `created`,
 `usage` blocks with their detail objects, Anthropic `thinking` blocks with a `signature`,
 Responses `reasoning` items with `encrypted_content`, Gemini `thoughtSignature` on a
-functionCall part. tests/test_testing_bodies.py parses every body with the SDK's own types.
+functionCall part. tests/protocols/test_bodies.py parses every body with the SDK's own types.
 
 What differs between the two users is an option:
 - `style`: `PROVIDER` (realistic ids, a clock, the whole documented envelope: service tier,
@@ -295,14 +295,6 @@ _ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 4
                     404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 _GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
                   429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
-
-
-def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
-    """The error body `protocol`'s API answers with `status`: any provider name or object
-    (`Provider.error_body`; the built-in ones are the three below)."""
-    from .protocols import full_provider
-
-    return full_provider(protocol).error_body(status, message)
 
 
 def anthropic_error(status: int, message: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 from pydantic import BaseModel
 
-from toolbench import _testing_bodies as bodies
+from toolbench.protocols import _bodies as bodies
 from toolbench.testing import ScriptedModel
 
 SDK_TYPES: dict[str, type[BaseModel]] = {"openai": ChatCompletion, "openai-responses": Response,
