@@ -271,3 +271,39 @@ def test_an_export_is_written_whole_and_never_through_a_planted_link(bench: Work
         with pytest.raises(ToolbenchError) as refused:
             bench.export_file(bad, b"x")
         assert refused.value.code == "bench.misuse"
+
+
+def test_a_redraw_gives_the_row_widgets_new_records_and_closes_none(
+        state: WorkbenchState, table: HistoryTable, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The front end applies a box's `children` updates one after another; one naming a widget
+    closed meanwhile fails ("widget model not found") and every later update of that box is
+    dropped: the rows never show again. So a redraw reuses the row widgets it drew, never
+    closes them, and the widgets stay bounded by the rows shown."""
+    import ipywidgets as w
+
+    closed: list[str] = []
+    real_close = w.Widget.close
+
+    def close(widget: w.Widget) -> None:
+        if widget.comm is not None:  # not closed already (a collected widget closes itself too)
+            closed.append(widget.model_id)
+        real_close(widget)
+
+    monkeypatch.setattr(w.Widget, "close", close)
+    for formula in ("d4", "d6", "d8"):
+        state.submit("dice_roll", {"formula": formula})
+    drawn = {b.model_id for b in table.row_buttons}
+    old = state.invocation
+    for _ in range(5):  # back and forth between two invocations: a full redraw each time
+        state.new_invocation("chat", why="again")
+        state.submit("dice_roll", {"formula": "d12"})
+        table.chooser.value = old.id
+        assert [row.record for row in table.rows] == old.records[::-1]
+        table.chooser.value = state.invocation.id
+    assert not closed, f"{len(closed)} widgets closed, {len(set(closed) & drawn)} of them drawn rows"
+    table.chooser.value = old.id
+    assert {b.model_id for b in table.row_buttons} == drawn  # the same three widgets, given the old records again
+    assert len(table.rows) + len(table._spare) == 3
+    table.row_buttons[2].click()
+    assert state.record is old.records[0]  # a reused button selects the record it shows now
+    assert "d4" in table.rows[2].cells.value and table.rows[2].button.tooltip == f"show {old.records[0].call_id}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from functools import partial
 
 import ipywidgets as w  # type: ignore[import-untyped]
 
@@ -104,21 +103,26 @@ def invocation_label(inv: Invocation, current: bool) -> str:
             f"{' (current)' if current else ''}")
 
 
-@dataclass(frozen=True, slots=True, eq=False)  # rows compare by identity
+@dataclass(slots=True, eq=False)  # rows compare by identity
 class Row:
-    """One drawn row: its record and its widgets."""
+    """One drawn row: its record and its widgets. A row's widgets are never closed, only given
+    another record: the front end may still be applying an earlier `children` list that names
+    them, and a closed one there ("widget model not found") wedges that box's updates for good."""
 
     record: CallRecord
     button: w.Button
     cells: w.HTML
 
+    def show(self, record: CallRecord, *, disabled: bool) -> None:
+        self.record = record
+        self.cells.value = row_html(record)
+        self.button.tooltip = f"show {record.call_id}"
+        self.button.disabled = disabled
+        self.mark(False)
+
     def mark(self, selected: bool) -> None:
         for widget in (self.button, self.cells):
             (widget.add_class if selected else widget.remove_class)("tb-selected")
-
-    def close(self) -> None:
-        self.button.close()
-        self.cells.close()
 
 
 class HistoryTable(Panel):
@@ -158,6 +162,7 @@ class HistoryTable(Panel):
         self.exported_view.add_class("tb-history-exported")
         self.row_buttons: list[w.Button] = []
         self.rows: list[Row] = []
+        self._spare: list[Row] = []  # rows off the table, their widgets kept for the next records
         self.copied = ""
         self.exported: list[str] = []  # the files written, relative to the workspace
         self._key: tuple[str, int] | None = None
@@ -244,10 +249,10 @@ class HistoryTable(Panel):
             return  # only the selection changed
         grows = self._key is not None and self._key[0] == inv.id and self._key[1] < len(records)
         start = max(self._key[1] if grows and self._key else 0, len(records) - MAX_ROWS)
-        fresh = [self._row(r) for r in reversed(records[start:])]
         if not grows:
             self._drop(self.rows)
             self.rows, self._marked = [], None
+        fresh = [self._row(r) for r in reversed(records[start:])]
         rows = fresh + self.rows
         self._drop(rows[MAX_ROWS:])
         self.rows = rows[:MAX_ROWS]
@@ -265,20 +270,21 @@ class HistoryTable(Panel):
         self.count.value = f"<div class='tb-muted'>{' · '.join(parts)}</div>"
 
     def _row(self, record: CallRecord) -> Row:
+        if self._spare:
+            row = self._spare.pop()
+            row.show(record, disabled=self.state.closed)
+            return row
         button = w.Button(description="show", tooltip=f"show {record.call_id}",
                           layout=w.Layout(width="56px", height="24px", padding="0 4px"), disabled=self.state.closed)
         button.add_class("tb-history-row")
-        self.on_click(button, partial(self.state.select, record))
-        cells_view = w.HTML(row_html(record))
-        row = Row(record, button, cells_view)
-        for widget in (button, cells_view):
+        row = Row(record, button, w.HTML(row_html(record)))
+        self.on_click(button, lambda: self.state.select(row.record))
+        for widget in (button, row.cells):
             widget.add_class("tb-history-line")
         return row
 
-    @staticmethod
-    def _drop(rows: list[Row]) -> None:
-        for row in rows:
-            row.close()
+    def _drop(self, rows: list[Row]) -> None:
+        self._spare.extend(rows)
 
     def _sync_selection(self) -> None:
         record = self.state.record
