@@ -82,6 +82,7 @@ class Workbench:
         self._close_listeners: list[Callable[[], None]] = []
         self._registrations: dict[ToolId, dict[str, Any]] = {}  # as asked: what a recipe registers again
         self._added_sources: list[ToolSource] = []
+        self._installed: set[str] = set()  # the installed sources added (entry points as `name = value`)
 
     @classmethod
     def demo(cls, workspace: str | Path | None = None, *, seed: int | None = 7) -> Workbench:
@@ -176,8 +177,9 @@ class Workbench:
 
     def add_installed_sources(self) -> list[str]:
         """Add the tool sources installed packages declare in the entry-point group
-        `toolbench.sources` (runtime/installed_sources.py); the notices of those skipped."""
-        return add_installed(self.add_source)
+        `toolbench.sources` (runtime/installed_sources.py); the notices of those skipped. Called
+        again, it adds only the ones not added yet (the app calls it for the bench it shows)."""
+        return add_installed(self.add_source, self._installed)
 
     def add_source(self, source: ToolSource) -> None:
         """Add a tool source after the builtins, the extension tools and the MCP servers: a

@@ -7,7 +7,8 @@ callable making one:
     remote = "tb_remote:RemoteTools"
 
 `bench.add_installed_sources()` adds them all (the command line does it for every bench it
-opens, so `toolbench snapshot` and `call` see their tools). One that cannot be used (its import
+opens, so `toolbench snapshot` and `call` see their tools, and the app for the bench it shows);
+called again it adds only what was not added yet (a package installed since). One that cannot be used (its import
 or its factory fails, it makes no ToolSource, its kind is taken) is skipped and said, each as
 `tool.source_plugin_skipped: ...`, never raised.
 """
@@ -23,21 +24,26 @@ from .sources import ToolSource
 GROUP: Final = "toolbench.sources"
 
 
-def add_installed(add: Callable[[ToolSource], None]) -> list[str]:
-    """`add(source)` for every installed source (the bench's `add_source`, so a recipe carries
-    them too); the notices of those skipped."""
+def add_installed(add: Callable[[ToolSource], None], added: set[str]) -> list[str]:
+    """`add(source)` for every installed source not in `added` (entry points as `name = value`;
+    each one added joins it), the bench's `add_source`, so a recipe carries them too; the
+    notices of those skipped."""
     notices: list[str] = []
     try:
         found = list(entry_points(group=GROUP))
     except Exception as exc:  # a broken distribution's metadata: nothing is installed then
         return [f"tool.source_plugin_skipped: the `{GROUP}` entry points cannot be read ({exc})"]
     for point in found:
+        key = f"{point.name} = {point.value}"
+        if key in added:
+            continue
         try:
             made = point.load()
             source = made() if callable(made) else made
             if not isinstance(source, ToolSource):
                 raise TypeError(f"it made a {type(source).__name__}, not a ToolSource")
             add(source)
+            added.add(key)
         except Exception as exc:  # a plugin's failure is its own, never the bench's
             notices.append(f"tool.source_plugin_skipped: `{point.name}` ({point.value}): {type(exc).__name__}: {exc}")
     return notices

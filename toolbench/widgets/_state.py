@@ -98,9 +98,12 @@ class WorkbenchState:
     def __init__(self, bench: Workbench, invocation: Invocation | None = None) -> None:
         self.bench = bench
         self.closed = bench.closed
+        # The app offers what installed packages add, as the command line does (before the
+        # invocation freezes its snapshot); a bench given again adds nothing twice.
+        skipped = [] if self.closed else bench.add_installed_sources()
         self.invocation = invocation if invocation is not None else bench.invocation("chat")  # bench.closed
         self.previous: list[Invocation] = []  # earlier invocations of this app, newest first
-        self.notice = ""  # one line about the last change of invocation
+        self.notice = "; ".join(skipped)  # one line about the last change of invocation (or the skipped sources)
         self.record: CallRecord | None = None
         self.busy = False
         self.pending: Pending | None = None
