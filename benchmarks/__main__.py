@@ -1,6 +1,7 @@
-"""`python -m benchmarks [--smoke] [names...]`: run the benchmark scripts, then list every target.
+"""`python -m benchmarks [--smoke] [--out DIR] [names...]`: run the benchmark scripts, then list every target.
 
-Each script's figures go to `benchmarks/results/<name>.json`. The exit status is 0 whatever the
+Each script's figures go to `benchmarks/results/<name>.json` (or `DIR/<name>.json`: the test's
+smoke run writes to its own folder, never over the figures a person measured). The exit status is 0 whatever the
 targets say (a benchmark reports; a loaded machine must not fail CI); a script that crashes is
 reported and makes the status 1.
 """
@@ -11,6 +12,7 @@ import argparse
 import importlib
 import time
 import traceback
+from pathlib import Path
 
 from . import _common as c
 
@@ -21,6 +23,8 @@ SCRIPTS = ("call", "run", "evals", "replay", "shell", "search", "edit", "snapsho
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description="Run toolbench's benchmarks.")
     parser.add_argument("--smoke", action="store_true", help="small sizes, for CI")
+    parser.add_argument("--out", type=Path, default=c.RESULTS_DIR, help="the folder of the JSON reports "
+                        "(default benchmarks/results)")
     parser.add_argument("names", nargs="*", metavar="name",
                         help=f"scripts to run (default all): {', '.join(SCRIPTS)}")
     options = parser.parse_args(argv)
@@ -33,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in options.names or SCRIPTS:
         module = importlib.import_module(f"benchmarks.bench_{name}")
         try:
-            data = module.run(options.smoke).finish()
+            data = module.run(options.smoke).finish(options.out)
         except Exception:
             traceback.print_exc()
             summary.append({"benchmark": name, "target": "(the script failed)", "figure": "", "status": "ERROR"})

@@ -126,7 +126,7 @@ def _peak_in_child(workspace: Path, folder: Path, n: int, loaded: bool = False) 
 
 def run(smoke: bool) -> c.Report:
     report = c.Report("replay", "replay_many over a recorded corpus: in flight, on Ray, and its memory", smoke)
-    size, small = (400, 100) if smoke else (10_000, 1_000)
+    size, small = (100, 40) if smoke else (10_000, 1_000)
     with tempfile.TemporaryDirectory(prefix="tb-replay-") as tmp:
         root = Path(tmp)
         recordings = record(root / "recorder")

@@ -4,6 +4,7 @@ The whole path through a real JupyterLab from an installed wheel is tests/test_w
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -327,3 +328,12 @@ def test_an_option_the_user_gives_wins_over_toolbenchs_own(tmp_path: Path, given
     assert "--ServerApp.port=8999" in command and f"--ServerApp.root_dir={tmp_path}" in command
     mine = lab.jupyter_command(tmp_path, ip="0.0.0.0", port=1, extra=["--ServerApp.root_dir=/srv", "--ip=::1"])
     assert not [a for a in mine if a.startswith(("--ServerApp.root_dir=" + str(tmp_path), "--ServerApp.ip="))]
+
+
+def test_the_shipped_notebooks_hold_no_widget_state() -> None:
+    """`nbconvert --execute` saves every widget's state into the notebook (megabytes of it) unless
+    told not to (CONTRIBUTING's command); JupyterLab saves none by default. A shipped notebook
+    holds only its outputs."""
+    for name in BUNDLED:
+        notebook = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+        assert "widgets" not in notebook["metadata"], f"{name} carries widget state: re-execute it as CONTRIBUTING says"
