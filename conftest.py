@@ -3,6 +3,10 @@
 - The MCP notebook starts the npm reference servers and the conformance suite from the
   checkout (tests/mcp/node), installed first when a fresh clone has none (the same `npm ci` the
   tests use, under its lock).
+- `-n auto` (pyproject.toml's addopts) starts one worker more than the cores: about a third of
+  the suite waits on other processes (MCP servers, JupyterLab, the browser, npm, the wheel's
+  venv), so a spare worker keeps the cores busy (on 2 cores: 5 min 28 s with three workers,
+  6 min 40 s with two). `PYTEST_XDIST_AUTO_NUM_WORKERS` or `-n N` still decide.
 - nbval kills each notebook's kernel (`shutdown_kernel(now=True)`), so a demo bench's own
   workspace, removed at interpreter exit, would stay behind in the temp folder: the kernels get a
   temp folder of this session's, removed when it ends.
@@ -17,6 +21,13 @@ from typing import Any
 
 NEEDS_NODE = {"09-mcp.ipynb"}
 _KERNEL_TMP: dict[str, str] = {}
+
+
+def pytest_xdist_auto_num_workers(config: Any) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores + 1
 
 
 def _notebook(item: Any) -> bool:
