@@ -26,8 +26,13 @@ _KERNEL_TMP: dict[str, str] = {}
 def pytest_xdist_auto_num_workers(config: Any) -> int | None:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores + 1
+    try:  # the cores as xdist's own `auto` counts them (physical, unless `-n logical`), plus one
+        import psutil
+
+        cores = psutil.cpu_count(logical=config.option.numprocesses == "logical") or psutil.cpu_count() or 1
+    except ImportError:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return int(cores) + 1
 
 
 def _notebook(item: Any) -> bool:

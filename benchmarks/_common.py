@@ -156,10 +156,12 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def cli(run: Callable[[bool], Report], argv: list[str] | None = None) -> int:
-    """`python -m benchmarks.bench_x [--smoke]`: run, print, write the JSON; always exit 0."""
+    """`python -m benchmarks.bench_x [--smoke] [--out DIR]`: run, print, write the JSON; always exit 0."""
     parser = argparse.ArgumentParser(description=(run.__doc__ or "").strip().splitlines()[0] if run.__doc__ else None)
     parser.add_argument("--smoke", action="store_true", help="small sizes, for CI")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="the folder of the JSON report "
+                        "(default benchmarks/results)")
     options = parser.parse_args(argv)
-    run(options.smoke).finish()
+    run(options.smoke).finish(options.out)
     sys.stdout.flush()
     return 0

@@ -49,3 +49,45 @@ def installed(root: Path) -> Iterator[None]:
         for path in added:
             sys.path.remove(path)
         importlib.invalidate_caches()
+
+
+SOURCE_MODULE = '''
+from toolbench import ToolDescriptor, ToolId, ToolOutput, ToolSource
+
+class Remote(ToolSource):
+    kind = "remote"
+    def descriptors(self):
+        return [ToolDescriptor(id=ToolId.parse("remote/api:search"), description="Search remotely.")]
+    def call(self, tool_id, arguments, ctx, *, blocking):
+        return ToolOutput("found")
+
+class Offline(ToolSource):
+    kind = "offline"
+    def descriptors(self):
+        raise ConnectionError("the API is unreachable")
+    def call(self, tool_id, arguments, ctx, *, blocking):
+        raise AssertionError("never called")
+
+def broken():
+    return 42
+'''
+
+
+@contextmanager
+def installed_sources(root: Path, entries: Mapping[str, str]) -> Iterator[None]:
+    """A distribution `tb_sources` on `sys.path` declaring `entries` in `toolbench.sources`
+    (objects of SOURCE_MODULE, `tb_sources:Remote`), forgotten after."""
+    info = root / "tb_sources-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tb_sources\nVersion: 0.1\n", encoding="utf-8")
+    lines = "".join(f"{key} = {value}\n" for key, value in entries.items())
+    (info / "entry_points.txt").write_text(f"[toolbench.sources]\n{lines}", encoding="utf-8")
+    (root / "tb_sources.py").write_text(SOURCE_MODULE, encoding="utf-8")
+    sys.path.insert(0, str(root))
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path.remove(str(root))
+        sys.modules.pop("tb_sources", None)
+        importlib.invalidate_caches()

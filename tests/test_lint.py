@@ -68,3 +68,17 @@ def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
                             env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert result.returncode == 1, result.stdout + result.stderr
     assert "toolbench.core.bad -> toolbench.runtime" in result.stdout
+
+
+def test_a_part_that_takes_the_kernel_is_caught(tmp_path: Path) -> None:
+    """The kernel contract bites: cron importing the kernel (even for a type) breaks it."""
+    package = _stand_in_package(tmp_path)
+    (package / "runtime" / "cron.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                                 "    from .kernel import Kernel\n")
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    result = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; "
+                             "lint_imports_command()"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "never hold its kernel BROKEN" in " ".join(result.stdout.split())
+    assert "toolbench.runtime.cron -> toolbench.runtime.kernel" in result.stdout

@@ -163,10 +163,10 @@ def _short_timeout(model: Any) -> None:
     """A stalled stream ends at the client's read timeout: make it short."""
     client = model.client
     if hasattr(client, "with_options"):
-        model.client = client.with_options(timeout=0.5)
+        model.client = client.with_options(timeout=1.0)
     else:  # google-genai: the client's http_options (milliseconds)
         api = client._api_client
-        api._http_options.timeout = 500
+        api._http_options.timeout = 1000
 
 
 def test_anthropic_with_a_long_max_tokens_runs_because_it_streams(bench: Workbench) -> None:

@@ -122,3 +122,20 @@ def test_a_crafted_tar_cannot_write_outside(tmp_path: Path) -> None:
     assert sorted(str(p.relative_to(into)) for p in into.rglob("*")) == ["ok.txt", "tmp", "tmp/abs-escaped.txt"]
     assert not (tmp_path / "escaped.txt").exists()
 
+
+
+def test_installed_sources_are_added_again_where_the_recipe_is_built_not_pickled(tmp_path: Path) -> None:
+    from plugin_support import installed_sources
+
+    profile = Profile.default().edit(allow=["remote/api:search"])
+    with installed_sources(tmp_path / "site", {"remote": "tb_sources:Remote"}), \
+            Workbench(tmp_path / "ws", profile) as bench:
+        assert bench.add_installed_sources() == []
+        recipe = BenchRecipe.of(bench)
+        assert recipe.sources == () and recipe.installed == ("remote = tb_sources:Remote",)
+        assert not [what for what, _, _ in recipe.parts() if what.startswith("tool source")]
+        with recipe.build(tmp_path / "copy") as built:
+            assert built.invocation("chat").call("search", {}).content == "found"
+    with pytest.raises(ToolbenchError) as missing:  # where the package is not installed
+        recipe.build(tmp_path / "elsewhere")
+    assert missing.value.code == "bench.misuse" and "remote = tb_sources:Remote" in missing.value.message

@@ -289,3 +289,44 @@ report([code, out.getvalue(), err.getvalue()])
     notices = [line for line in err.splitlines() if "tool.source_plugin_skipped" in line]
     assert len(notices) == 2 and any("`broken`" in n and "not a ToolSource" in n for n in notices)
     assert any("`gone`" in n for n in notices)
+
+
+class Offline(ToolSource):
+    kind = "offline"
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        raise ConnectionError("the API is unreachable")
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        raise AssertionError("never called")
+
+
+class OffAgain(Offline):
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        return []
+
+
+class Twice(ToolSource):
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        return [ToolDescriptor(id=ToolId.parse("builtin:dice.roll"), description="Another dice.")]
+
+    def call(self, tool_id: ToolId, arguments: dict[str, Any], ctx: ToolContext, *,
+             blocking: bool) -> ToolOutput | Awaitable[ToolOutput]:
+        raise AssertionError("never called")
+
+
+def test_a_source_whose_tools_cannot_be_read_is_refused_when_added_and_the_bench_goes_on(tmp_path: Path) -> None:
+    """Refused at `add_source`, not at the next invocation (which every later one would fail too)."""
+    with Workbench(tmp_path) as bench:
+        with pytest.raises(ToolbenchError) as offline:
+            bench.add_source(Offline())
+        assert offline.value.code == "bench.misuse"
+        assert "ConnectionError: the API is unreachable" in offline.value.message
+        with pytest.raises(ToolbenchError) as twice:
+            bench.add_source(Twice())
+        assert twice.value.code == "tool.catalog_duplicate_id"
+        assert not bench.invocation().call("dice_roll", {"formula": "d6"}).is_error
+        bench.add_source(OwnKind())  # nothing of the refused ones was kept: kinds, sources
+        bench.add_source(OffAgain())  # the kind the refused source asked for is free
+        assert [str(d.id) for d in bench.catalog()][-1] == str(SEARCH)

@@ -134,42 +134,25 @@ def test_a_new_profile_starts_a_new_invocation_and_says_so(app):
     assert app.state.previous == [first] and len(first.records) == 1
 
 
-def test_the_app_offers_an_installed_source_and_says_which_was_skipped(tmp_path, monkeypatch):
+def test_the_app_offers_an_installed_source_and_says_which_was_skipped(tmp_path):
     """As the command line does, the app adds the sources installed packages declare
     (`toolbench.sources`) before its invocation freezes; a second panel over the bench adds
-    nothing twice, and a broken entry point is the app's notice, not a traceback."""
-    import importlib
-    import textwrap
+    nothing twice; a broken entry point, or a source whose tools cannot be read, is the app's
+    notice, not a traceback, and leaves the bench working."""
+    from plugin_support import installed_sources
 
     from toolbench import Profile, Workbench
 
-    site = tmp_path / "site"
-    info = site / "tb_app_remote-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tb_app_remote\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[toolbench.sources]\nremote = tb_app_remote:Remote\n"
-                                           "broken = tb_app_remote:broken\n", encoding="utf-8")
-    (site / "tb_app_remote.py").write_text(textwrap.dedent('''
-        from toolbench import ToolDescriptor, ToolId, ToolOutput, ToolSource
-
-        class Remote(ToolSource):
-            kind = "remote"
-            def descriptors(self):
-                return [ToolDescriptor(id=ToolId.parse("remote/api:search"), description="Search remotely.")]
-            def call(self, tool_id, arguments, ctx, *, blocking):
-                return ToolOutput("found")
-
-        def broken():
-            return 42
-    '''), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(site))
-    importlib.invalidate_caches()
-    with Workbench(tmp_path / "ws", Profile.default().edit(allow=["remote/api:search"])) as bench:
+    entries = {"remote": "tb_sources:Remote", "broken": "tb_sources:broken", "offline": "tb_sources:Offline"}
+    with installed_sources(tmp_path / "site", entries), \
+            Workbench(tmp_path / "ws", Profile.default().edit(allow=["remote/api:search"])) as bench:
         app = WorkbenchApp(bench)
         assert "search" in app.state.invocation.snapshot.call_names
-        assert "tool.source_plugin_skipped" in app.notice.value and "`broken`" in app.notice.value
+        notice = app.notice.value
+        assert "tool.source_plugin_skipped" in notice and "`broken`" in notice
+        assert "`offline`" in notice and "the API is unreachable" in notice
         assert app.state.invocation.call("search", {}).content == "found"
         again = ToolList(bench)  # a panel of its own over the same bench: no kind taken twice
         assert "search" in again.state.invocation.snapshot.call_names
         assert "`broken`" in again.state.notice and "`remote`" not in again.state.notice
-        assert [type(s).__name__ for s in bench._added_sources] == ["Remote"]
+        assert bench.invocation("chat").call("search", {}).content == "found"  # the bench goes on working

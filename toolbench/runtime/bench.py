@@ -178,8 +178,9 @@ class Workbench:
     def add_installed_sources(self) -> list[str]:
         """Add the tool sources installed packages declare in the entry-point group
         `toolbench.sources` (runtime/installed_sources.py); the notices of those skipped. Called
-        again, it adds only the ones not added yet (the app calls it for the bench it shows)."""
-        return add_installed(self.add_source, self._installed)
+        again, it adds only the ones not added yet (the app calls it for the bench it shows). They
+        do not travel pickled with a recipe: a worker adds the same ones from its own packages."""
+        return add_installed(self._kernel.add_source, self._installed)
 
     def add_source(self, source: ToolSource) -> None:
         """Add a tool source after the builtins, the extension tools and the MCP servers: a

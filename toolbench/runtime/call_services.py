@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class CallServices:
+    """What an invocation and its `CallPipeline` use of their bench."""
+
     workspace: Path  # the bench's folder (a worktree child's tools see their own: its state's root)
     loop: LoopThread  # async handlers and awaited outputs run here
     store: Store  # record files, attachments
@@ -54,6 +56,8 @@ class MakeInvocation(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class ServiceHost:
+    """What sub-agents (`AgentsService`) and cron (`CronScheduler`) use of their bench."""
+
     workspace: Path  # the bench's folder
     loop: LoopThread  # the services' async work runs here
     profile: Callable[[], Profile]  # the bench's profile now (it may change between calls)

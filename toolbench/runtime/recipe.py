@@ -5,10 +5,11 @@ A recipe holds the workspace's files (a gzipped tar, without `.toolbench/`, whic
 runtime's records and the MCP sign-in tokens, and without `tool-results/`), the profile, the
 seed, the extension tools as they were registered (their functions pickled by cloudpickle: an
 importable function by its import path, a notebook's by value), the MCP registrations, the
-added tool sources, the chat and world info, and the permissions that are not `on` (with the
-approval handler when one of them is `ask`). `parts()` are what must be pickled to
-reach another process (runtime/on_ray.py checks them first and names the one that cannot:
-a tool holding an open client, an in-process MCP server, a handler holding widgets).
+added tool sources (the installed ones by name, added again from the packages where it is built),
+the chat and world info, and the permissions that are not `on` (with the approval handler when
+one of them is `ask`). `parts()` are what must be pickled to reach another process
+(runtime/on_ray.py checks them first and names the one that cannot: a tool holding an open
+client, an in-process MCP server, a handler holding widgets).
 
 The files are packed and unpacked by `workspace_pack.py`.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ToolbenchError
 from ..core.profile import Profile
 from ..tools.chat_history import ChatHistory
 from ..tools.worldinfo_book import WorldInfoBook
@@ -39,7 +41,8 @@ class BenchRecipe:
     seed: int | None
     tools: tuple[dict[str, Any], ...]  # `register_tool` keyword arguments
     servers: tuple[ServerOptions, ...]
-    sources: tuple[ToolSource, ...]
+    sources: tuple[ToolSource, ...]  # added by hand (the installed ones are re-added: `installed`)
+    installed: tuple[str, ...]  # the installed sources' entry points (`name = value`)
     chat: ChatHistory | None
     worldinfo: tuple[WorldInfoBook, ...]
     permissions: tuple[tuple[str, str], ...]
@@ -55,8 +58,8 @@ class BenchRecipe:
         permissions = tuple((str(d.id), p) for d in bench.catalog() if (p := bench.permission(d.id)) != "on")
         asks = any(p == "ask" for _, p in permissions)
         return cls(pack(bench.workspace), bench.profile, kernel.seed, tuple(bench._registrations.values()),
-                     servers, tuple(bench._added_sources), kernel.chat, kernel.worldinfo, permissions,
-                     kernel.approvals.handler if asks else None)
+                     servers, tuple(bench._added_sources), tuple(sorted(bench._installed)), kernel.chat,
+                     kernel.worldinfo, permissions, kernel.approvals.handler if asks else None)
 
     def parts(self) -> list[tuple[str, Any, str]]:
         """What must be pickled to reach another process: (what it is, the value, what to do
@@ -84,6 +87,12 @@ class BenchRecipe:
                 bench.mcp.restore(self.servers)
             for source in self.sources:
                 bench.add_source(source)
+            if self.installed:
+                bench.add_installed_sources()
+                missing = sorted(set(self.installed) - bench._installed)
+                if missing:
+                    raise ToolbenchError("bench.misuse", f"the installed tool source(s) {', '.join(missing)} cannot "
+                                         "be added here: install the same packages where the bench is rebuilt")
             if self.chat is not None:
                 bench._kernel.set_chat(self.chat)
             for book in self.worldinfo:

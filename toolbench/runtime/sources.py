@@ -143,6 +143,9 @@ class Sources:
         self._kinds: dict[str, ToolSource] = {}  # the sources that declared a kind of their own
 
     def add(self, source: ToolSource) -> None:
+        """Add `source` after the others, once its tools are read: one whose `descriptors()`
+        raises, gives no descriptors or repeats a tool id already offered is refused here, not at
+        the next invocation (which every later one would fail too)."""
         if not isinstance(source, ToolSource):
             raise ToolbenchError("bench.misuse", f"a tool source is a ToolSource, not {type(source).__name__}")
         kind = source.kind
@@ -152,6 +155,15 @@ class Sources:
                 whose = "" if taken is None else f" (it is {type(taken).__name__}'s)"
                 raise ToolbenchError("bench.misuse", f"a tool source's kind is a free lowercase name "
                                      f"([a-z][a-z0-9-]*), not {kind!r}{whose}")
+        try:
+            offered = list(source.descriptors())
+        except Exception as exc:  # the source's own failure (a remote one offline): refused, not kept
+            raise ToolbenchError("bench.misuse", f"{type(source).__name__}.descriptors() raised "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        if not all(isinstance(d, ToolDescriptor) for d in offered):
+            raise ToolbenchError("bench.misuse", f"{type(source).__name__}.descriptors() gives ToolDescriptors only")
+        check_unique(self.catalog() + offered)
+        if kind is not None:
             self._fallback[kind] = source
             self._kinds[kind] = source
         self._sources.append(source)

@@ -2,7 +2,8 @@
 variables (so the dark theme reads), keyed on the stable `tb-*` classes.
 
 The rules shared by every panel are here; a panel's own rules sit in its module's `CSS`, next
-to the markup they style, and `stylesheet()` puts them all in one `<style>`."""
+to the markup they style, which the module hands in when it is imported (`add_panel_css`), and
+`stylesheet()` puts them all in one `<style>`."""
 
 from __future__ import annotations
 
@@ -61,15 +62,20 @@ CSS = """
 """
 
 
-PANELS = ("history", "result", "mcp", "approval", "chat")  # the modules with a `CSS` of their own
+PANELS = ("history", "result", "mcp", "approval", "chat")  # the modules with a `CSS` of their own, in order
+_panel_css: dict[str, str] = {}
+
+
+def add_panel_css(panel: str, css: str) -> None:
+    """A panel module's own rules (one of PANELS), given when it is imported."""
+    _panel_css[panel] = css
+    if _widget is not None:  # shown before the module came: the one stylesheet takes it too
+        _widget.value = stylesheet()
 
 
 def stylesheet() -> str:
     """The `<style>` element's HTML: the shared rules, then each panel's."""
-    import importlib
-
-    own = [getattr(importlib.import_module(f"{__package__}.{name}"), "CSS", "") for name in PANELS]
-    return "<style>" + CSS + "".join(own) + "</style>"
+    return "<style>" + CSS + "".join(_panel_css.get(name, "") for name in PANELS) + "</style>"
 
 
 _widget: Any = None

@@ -11,6 +11,7 @@ import ipywidgets as w  # type: ignore[import-untyped]
 from .. import Invocation, ToolId, Workbench
 from ._base import Panel, bar, pre, pretty, scroll
 from ._state import PendingApproval, WorkbenchState
+from ._style import add_panel_css
 
 EXTENSION_PERMISSIONS = ("on", "ask")
 MCP_PERMISSIONS = ("on", "off", "ask")
@@ -18,6 +19,7 @@ MCP_PERMISSIONS = ("on", "off", "ask")
 CSS = """
 .tb-approval .tb-approval-card { border-left: 4px solid var(--jp-warn-color1); }
 """
+add_panel_css("approval", CSS)
 
 
 def muted(text: str) -> str:

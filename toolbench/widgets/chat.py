@@ -32,6 +32,7 @@ from ..models import Model
 from ._base import Panel, bar, pre, scroll
 from ._chat_run import ChatRun, LiveRound, can_stream
 from ._state import WorkbenchState
+from ._style import add_panel_css
 
 AGENTS_MODEL = "bench.agents.model"
 SHOWN_CHARS = 600  # of a result's content and a call's arguments in the transcript (the result viewer has it all)
@@ -46,6 +47,7 @@ CSS = """
 .tb-chat .tb-chat-thinking { color: var(--jp-ui-font-color2); font-style: italic; }
 .tb-chat .tb-chat-cut { color: var(--jp-warn-color1); }
 """
+add_panel_css("chat", CSS)
 
 
 def _cut(text: str, limit: int = SHOWN_CHARS) -> str:

@@ -13,6 +13,7 @@ from ._base import Panel, bar, breakable, pre, pretty, scroll
 from ._calls_text import COLUMNS, TITLES, cells, download_link, json_call, python_call, shorten
 from ._copy_button import CopyButton
 from ._state import WorkbenchState
+from ._style import add_panel_css
 
 EXPORTS = Workbench.EXPORTS
 MAX_ROWS = 500  # rows drawn; the export holds them all
@@ -40,6 +41,7 @@ CSS = """
   gap: 6px; }
 .tb-history .tb-copy-text textarea { font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); }
 """
+add_panel_css("history", CSS)
 
 
 def _attr(text: str) -> str:

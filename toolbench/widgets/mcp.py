@@ -19,6 +19,7 @@ from ..mcp import McpServerInfo, McpToolInfo, TraceMessage
 from ._base import Panel, bar, pre, pretty, scroll, table
 from ._mcp_features import FeatureViews
 from ._state import WorkbenchState
+from ._style import add_panel_css
 
 T = TypeVar("T")
 TRACE_LIMIT = 50  # messages listed; the manager keeps more
@@ -41,6 +42,7 @@ CSS = """
 .tb-mcp .tb-mcp-config textarea, .tb-mcp .tb-trace select { font-family: var(--jp-code-font-family);
   font-size: var(--jp-code-font-size); }
 """
+add_panel_css("mcp", CSS)
 
 
 def parse_config(text: str, name: str = "") -> dict[str, Any]:

@@ -16,6 +16,7 @@ from . import _file_view as fv
 from ._base import Panel, bar, pre, pretty, scroll
 from ._file_widget import FileView
 from ._state import WorkbenchState
+from ._style import add_panel_css
 
 __all__ = ["CSS", "PAGE_LINES", "ResultViewer"]
 
@@ -38,6 +39,7 @@ CSS = """
 .tb-result .tb-result-columns { container-type: inline-size; }
 @container (max-width: 660px) { .tb-result .tb-result-reads { max-height: 200px; } }
 """
+add_panel_css("result", CSS)
 
 
 def _muted(text: str) -> str:
