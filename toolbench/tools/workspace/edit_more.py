@@ -58,11 +58,11 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import edit_match
+from . import edit_text
 from .edit_fold import BOM, WS
 
 if TYPE_CHECKING:
-    from .edit_match import Strategy, _Match, _Text
+    from .edit_text import Strategy, _Match, _Text
 
 __all__ = ["MORE", "drop_blank_lines", "find_more", "strip_line_numbers", "take_line_ends", "unescape"]
 
@@ -93,7 +93,7 @@ def find_more(
             found = find(t, *stripped, every=every, more=passes - {"line-numbers"})
             if found:
                 return "line-numbers", take_line_ends(t.text, found[1]) if stripped[1] == "" else found[1]
-    pattern = edit_match._Pattern.parse(old)
+    pattern = edit_text._Pattern.parse(old)
     if pattern is not None and t.lines.count:
         new_lf = new.replace("\r\n", "\n")
         rendered = new_lf.replace("\n", t.eol) if t.eol != "\n" else new_lf
@@ -179,19 +179,19 @@ def _strip_all(new: str, rx: re.Pattern[str]) -> str:
 # --- whitespace-runs ------------------------------------------------------------
 
 
-def _whitespace_runs(t: _Text, pattern: edit_match._Pattern, rendered: str) -> list[_Match]:
+def _whitespace_runs(t: _Text, pattern: edit_text._Pattern, rendered: str) -> list[_Match]:
     cores = [key.lstrip(WS) for key in pattern.rkeys]
     if not any(cores) or t.lines.count < len(cores):
         return []
     words = sorted({w for core in cores for w in core.split()}, key=len, reverse=True)[:_FEW_WORDS]
     if not all(w in t.text for w in words):
         return []  # a word of old_string the file lacks: no line can match
-    plain = edit_match._joined(pattern.rkeys)
+    plain = edit_text._joined(pattern.rkeys)
     needle = _RUN.sub(" ", plain)
-    hay, changed = _RUN.subn(" ", edit_match._joined(t.lines.rkeys))
+    hay, changed = _RUN.subn(" ", edit_text._joined(t.lines.rkeys))
     if not changed and needle == plain:
         return []  # the reading changes neither side: the trailing-whitespace pass tried this
-    starts = edit_match.window_starts(hay, needle)
+    starts = edit_text.window_starts(hay, needle)
     return t.lines.matches([(i, rendered) for i in starts], pattern)
 
 
