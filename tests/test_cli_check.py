@@ -210,11 +210,17 @@ report({"started": started, "code": proc.returncode, "left": servers(),
 def test_sigterm_to_check_closes_the_bench(tmp_path):
     """A CI cancel (SIGTERM) unwinds: the server the check started is stopped and the temporary
     workspace removed; exit 143, no traceback."""
+    import shutil
+
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    script = str(SERVERS / "hangs_in_init.py")
+    # A copy of its own: the test finds the server by its script, and other tests (tests/mcp, in
+    # another worker) start hangs_in_init.py too; seeing one of theirs, it signalled the check
+    # before its interpreter had started (-15, not 143).
+    script = str(shutil.copy(SERVERS / "hangs_in_init.py", tmp_path / "stuck_server.py"))
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"stuck": fault_server("hangs_in_init", timeout=60)}}))
+    config.write_text(json.dumps({"mcpServers": {"stuck": {**fault_server("hangs_in_init", timeout=60),
+                                                           "args": [script]}}}))
     seen = run_with_deadline(STOPPED, args=(str(config), str(tmp), script), deadline=90)
     assert seen == {"started": True, "code": 143, "left": [], "folders": [], "traceback": False}
 
