@@ -282,8 +282,10 @@ def _overflowing(page: Any, root: str) -> list[str]:
 
 
 def _pick(page: Any, call_name: str) -> None:
-    """Pick a tool by clicking it in the tool list."""
+    """Pick a tool by clicking it in the tool list, and wait until the console shows it: its
+    example arguments come from the kernel, and typed before they arrive they would be typed into."""
     page.locator(".tb-tool-list .tb-tool-item", has_text=re.compile(f"^{re.escape(call_name)}$")).first.click()
+    page.locator(f".tb-console [data-call={json.dumps(call_name)}]").first.wait_for(state="attached")
 
 
 def _fire_raw(page: Any, arguments: str) -> None:

@@ -122,16 +122,20 @@ class CallConsole(Panel):
         self.form = (SchemaForm(None) if binding is None else
                      SchemaForm(binding.descriptor.input_schema, initial=self._own_example))
         self.form_box.children = [self.form.widget]
+        if binding is not None and name != self._tool:
+            self._reset_example()
+        # The description goes last, naming the pick (`data-call`): once it shows, the form and
+        # the example sent before it have been sent (a browser test waits for it before typing).
+        picked = html.escape(name, quote=True)
         if binding is None:
-            self.description.value = (f"<span class='tb-muted'>no tool is named <code>{html.escape(name)}</code> in "
-                                      "this snapshot: calling it shows what a model gets for an unknown name</span>"
-                                      if name else "")
+            self.description.value = (f"<span class='tb-muted' data-call='{picked}'>no tool is named "
+                                      f"<code>{html.escape(name)}</code> in this snapshot: calling it shows what a "
+                                      "model gets for an unknown name</span>" if name else "")
         else:
             text = binding.descriptor.description.strip()
-            self.description.value = (f"<div class='tb-muted tb-scroll tb-short' style='max-height:72px'>"
-                                      f"<code>{html.escape(str(binding.tool_id))}</code> {html.escape(text)}</div>")
-            if name != self._tool:
-                self._reset_example()
+            self.description.value = (f"<div class='tb-muted tb-scroll tb-short' style='max-height:72px' "
+                                      f"data-call='{picked}'><code>{html.escape(str(binding.tool_id))}</code> "
+                                      f"{html.escape(text)}</div>")
         self._tool = name
 
     def _reset_example(self) -> None:
