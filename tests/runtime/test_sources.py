@@ -330,3 +330,31 @@ def test_a_source_whose_tools_cannot_be_read_is_refused_when_added_and_the_bench
         bench.add_source(OwnKind())  # nothing of the refused ones was kept: kinds, sources
         bench.add_source(OffAgain())  # the kind the refused source asked for is free
         assert [str(d.id) for d in bench.catalog()][-1] == str(SEARCH)
+
+
+class Flaky(OwnKind):
+    """OwnKind until its API goes offline."""
+
+    offline = False
+
+    def descriptors(self) -> Sequence[ToolDescriptor]:
+        if self.offline:
+            raise ConnectionError("the API is unreachable")
+        return super().descriptors()
+
+
+def test_a_source_that_fails_later_leaves_the_next_snapshots_named_and_the_bench_goes_on(tmp_path: Path) -> None:
+    source = Flaky()
+    with Workbench(tmp_path, Profile.default().edit(allow=[str(SEARCH), "builtin:dice.roll"])) as bench:
+        bench.add_source(source)
+        assert "search" in bench.invocation().snapshot.call_names
+        source.offline = True
+        inv = bench.invocation()  # raised ConnectionError before
+        assert list(inv.snapshot.call_names) == ["dice_roll"]
+        [gone] = [d for d in inv.snapshot.diagnostics if d.tool_id == str(SEARCH)]
+        assert gone.code == "tool.source_unavailable"
+        assert gone.message == "Flaky failed: ConnectionError: the API is unreachable"
+        assert inv.call("search", {}).error_code == "model.unknown_tool_call"
+        assert not inv.call("dice_roll", {"formula": "d6"}).is_error
+        source.offline = False  # back: the next invocation offers it again
+        assert bench.invocation().call("search", {}).content == "found"

@@ -10,8 +10,8 @@ what its tools are and how to run one.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.descriptors import ToolDescriptor, check_unique
 from ..core.errors import ToolbenchError
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from ..core.profile import Profile
 
 PERMISSIONS = ("on", "ask")
+T = TypeVar("T")
+_NO_TOOLS: Sequence[ToolDescriptor] = ()  # what a failed source offers (typed, for `_ask`)
+_NO_HOOKS: tuple[RoundEnd, ...] = ()
+_NO_DIAGNOSTICS: Mapping[ToolId, Diagnostic] = {}
 
 
 class ToolSource:
@@ -141,6 +145,8 @@ class Sources:
         # unregistered extension tool, a tool its MCP server no longer lists).
         self._fallback: dict[str, ToolSource] = {}
         self._kinds: dict[str, ToolSource] = {}  # the sources that declared a kind of their own
+        self._builtin_sources = tuple(sources)  # the bench's own three: their errors are bugs, not guarded
+        self._failed: dict[ToolSource, str] = {}  # an added source whose last answer was an exception
 
     def add(self, source: ToolSource) -> None:
         """Add `source` after the others, once its tools are read: one whose `descriptors()`
@@ -173,25 +179,41 @@ class Sources:
         self._fallback[kind] = source
 
     def catalog(self) -> list[ToolDescriptor]:
-        tools = [d for s in self._sources for d in s.descriptors()]
+        tools = [d for s in self._sources for d in self._ask(s, s.descriptors, _NO_TOOLS)]
         check_unique(tools)
         return tools
+
+    def _ask(self, source: ToolSource, question: Callable[..., T], default: T, *args: Any) -> T:
+        """An added source's answer, or `default` when it raises (a remote source gone offline):
+        its tools leave the next snapshots, named in their diagnostics, and the bench goes on."""
+        if source in self._builtin_sources:
+            return question(*args)
+        try:
+            answer = question(*args)
+        except Exception as exc:
+            self._failed[source] = f"{type(source).__name__} failed: {type(exc).__name__}: {exc}"
+            return default
+        self._failed.pop(source, None)
+        return answer
 
     def diagnostics(self, wanted: Iterable[ToolId] = ()) -> dict[ToolId, Diagnostic]:
         """What the sources cannot offer, and of `wanted` (the profile's tools) those of a
         source's own kind that it does not offer now, in its words."""
         out: dict[ToolId, Diagnostic] = {}
         for source in self._sources:
-            out.update(source.diagnostics())
+            out.update(self._ask(source, source.diagnostics, _NO_DIAGNOSTICS))
         for tool_id in wanted:
             own = self._kinds.get(tool_id.kind)
-            if own is not None and tool_id not in out and not own.has(tool_id):
-                out[tool_id] = own.unavailable(tool_id)
+            if own is None or tool_id in out or self._ask(own, own.has, False, tool_id):
+                continue
+            said = None if own in self._failed else self._ask(own, own.unavailable, None, tool_id)
+            out[tool_id] = said or Diagnostic(tool_id=str(tool_id), code="tool.source_unavailable",
+                                              message=self._failed.get(own, "its source does not offer it"))
         return out
 
     def owner(self, tool_id: ToolId) -> ToolSource:
         for source in self._sources:
-            if source.has(tool_id):
+            if self._ask(source, source.has, False, tool_id):
                 return source
         fallback = self._fallback.get(tool_id.kind)
         if fallback is None:
@@ -199,4 +221,5 @@ class Sources:
         return fallback
 
     def round_end_hooks(self, tool_ids: Sequence[ToolId]) -> tuple[RoundEnd, ...]:
-        return tuple(hook for source in self._sources for hook in source.round_end_hooks(tool_ids))
+        return tuple(hook for source in self._sources
+                     for hook in self._ask(source, source.round_end_hooks, _NO_HOOKS, tool_ids))
