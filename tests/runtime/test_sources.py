@@ -358,3 +358,20 @@ def test_a_source_that_fails_later_leaves_the_next_snapshots_named_and_the_bench
         assert not inv.call("dice_roll", {"formula": "d6"}).is_error
         source.offline = False  # back: the next invocation offers it again
         assert bench.invocation().call("search", {}).content == "found"
+
+
+def test_a_source_that_compares_by_value_and_cannot_be_hashed_is_a_source_like_any(tmp_path: Path) -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Valued(Flaky):  # eq=True: unhashable, as many users' dataclass sources are
+        region: str = "eu"
+
+    source = Valued()
+    with Workbench(tmp_path, Profile.default().edit(allow=[str(SEARCH)])) as bench:
+        bench.add_source(source)
+        source.offline = True
+        assert [d.code for d in bench.invocation().snapshot.diagnostics if d.tool_id == str(SEARCH)] == [
+            "tool.source_unavailable"]
+        source.offline = False
+        assert bench.invocation().call("search", {}).content == "found"

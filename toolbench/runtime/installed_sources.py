@@ -8,9 +8,9 @@ callable making one:
 
 `bench.add_installed_sources()` adds them all (the command line does it for every bench it
 opens, so `toolbench snapshot` and `call` see their tools, and the app for the bench it shows);
-called again it adds only what was not added yet (a package installed since). One that cannot be used (its import
-or its factory fails, it makes no ToolSource, its kind is taken) is skipped and said, each as
-`tool.source_plugin_skipped: ...`, never raised.
+called again it adds only what was not added yet (a package installed since). One that cannot
+be used (its import or its factory fails, it makes no ToolSource, its kind is taken, its tools
+cannot be read) is skipped and said, each as `tool.source_plugin_skipped: ...`, never raised.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ GROUP: Final = "toolbench.sources"
 
 def add_installed(add: Callable[[ToolSource], None], added: set[str]) -> list[str]:
     """`add(source)` for every installed source not in `added` (entry points as `name = value`;
-    each one added joins it), the bench's `add_source`, so a recipe carries them too; the
-    notices of those skipped."""
+    each one added joins it, and a recipe carries those names); the notices of those skipped."""
     notices: list[str] = []
     try:
         found = list(entry_points(group=GROUP))

@@ -145,8 +145,8 @@ class Sources:
         # unregistered extension tool, a tool its MCP server no longer lists).
         self._fallback: dict[str, ToolSource] = {}
         self._kinds: dict[str, ToolSource] = {}  # the sources that declared a kind of their own
-        self._builtin_sources = tuple(sources)  # the bench's own three: their errors are bugs, not guarded
-        self._failed: dict[ToolSource, str] = {}  # an added source whose last answer was an exception
+        self._own = {id(s) for s in sources}  # the bench's own three: their errors are bugs, not guarded
+        self._failed: dict[int, str] = {}  # by id(): an added source whose last answer was an exception
 
     def add(self, source: ToolSource) -> None:
         """Add `source` after the others, once its tools are read: one whose `descriptors()`
@@ -186,14 +186,14 @@ class Sources:
     def _ask(self, source: ToolSource, question: Callable[..., T], default: T, *args: Any) -> T:
         """An added source's answer, or `default` when it raises (a remote source gone offline):
         its tools leave the next snapshots, named in their diagnostics, and the bench goes on."""
-        if source in self._builtin_sources:
+        if id(source) in self._own:
             return question(*args)
         try:
             answer = question(*args)
         except Exception as exc:
-            self._failed[source] = f"{type(source).__name__} failed: {type(exc).__name__}: {exc}"
+            self._failed[id(source)] = f"{type(source).__name__} failed: {type(exc).__name__}: {exc}"
             return default
-        self._failed.pop(source, None)
+        self._failed.pop(id(source), None)
         return answer
 
     def diagnostics(self, wanted: Iterable[ToolId] = ()) -> dict[ToolId, Diagnostic]:
@@ -206,9 +206,9 @@ class Sources:
             own = self._kinds.get(tool_id.kind)
             if own is None or tool_id in out or self._ask(own, own.has, False, tool_id):
                 continue
-            said = None if own in self._failed else self._ask(own, own.unavailable, None, tool_id)
+            said = None if id(own) in self._failed else self._ask(own, own.unavailable, None, tool_id)
             out[tool_id] = said or Diagnostic(tool_id=str(tool_id), code="tool.source_unavailable",
-                                              message=self._failed.get(own, "its source does not offer it"))
+                                              message=self._failed.get(id(own), "its source does not offer it"))
         return out
 
     def owner(self, tool_id: ToolId) -> ToolSource:
