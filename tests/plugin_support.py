@@ -18,13 +18,15 @@ USER_PROVIDER = ROOT / "tests" / "fixtures" / "user_provider"
 MISTRAL_ENTRY = {"mistral": "tb_mistral:MISTRAL"}  # as the fixture's pyproject.toml declares it
 
 
-def write_dist(root: Path, name: str, entry_points: Mapping[str, str], version: str = "0.1") -> Path:
-    """A distribution's metadata in `root`, declaring `entry_points` in `toolbench.providers`."""
+def write_dist(root: Path, name: str, entry_points: Mapping[str, str], version: str = "0.1",
+               group: str = _plugins.GROUP) -> Path:
+    """A distribution's metadata in `root`, declaring `entry_points` in `group` (default
+    `toolbench.providers`)."""
     info = root / f"{name}-{version}.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
     lines = "".join(f"{key} = {value}\n" for key, value in entry_points.items())
-    (info / "entry_points.txt").write_text(f"[{_plugins.GROUP}]\n{lines}", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}", encoding="utf-8")
     return info
 
 
@@ -73,16 +75,18 @@ def broken():
 '''
 
 
+def write_source_dist(root: Path, entries: Mapping[str, str]) -> Path:
+    """A distribution `tb_sources` in `root` declaring `entries` in `toolbench.sources` (objects of
+    SOURCE_MODULE, `tb_sources:Remote`), and its module; its dist-info folder."""
+    info = write_dist(root, "tb_sources", entries, group="toolbench.sources")
+    (root / "tb_sources.py").write_text(SOURCE_MODULE, encoding="utf-8")
+    return info
+
+
 @contextmanager
 def installed_sources(root: Path, entries: Mapping[str, str]) -> Iterator[None]:
-    """A distribution `tb_sources` on `sys.path` declaring `entries` in `toolbench.sources`
-    (objects of SOURCE_MODULE, `tb_sources:Remote`), forgotten after."""
-    info = root / "tb_sources-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tb_sources\nVersion: 0.1\n", encoding="utf-8")
-    lines = "".join(f"{key} = {value}\n" for key, value in entries.items())
-    (info / "entry_points.txt").write_text(f"[toolbench.sources]\n{lines}", encoding="utf-8")
-    (root / "tb_sources.py").write_text(SOURCE_MODULE, encoding="utf-8")
+    """`write_source_dist` on `sys.path`, forgotten after."""
+    write_source_dist(root, entries)
     sys.path.insert(0, str(root))
     importlib.invalidate_caches()
     try:

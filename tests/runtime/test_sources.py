@@ -245,29 +245,13 @@ def test_a_source_cannot_take_a_kind_that_is_not_free(tmp_path: Path, kind: Any)
 
 def test_an_installed_source_reaches_the_command_line_and_a_broken_one_is_a_notice(tmp_path: Path) -> None:
     import json
-    import textwrap
 
     from deadline import ROOT, run_with_deadline
+    from plugin_support import write_source_dist
 
     site = tmp_path / "site"
-    info = site / "tb_remote-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tb_remote\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[toolbench.sources]\nremote = tb_remote:Remote\n"
-                                           "broken = tb_remote:broken\ngone = tb_missing:Source\n", encoding="utf-8")
-    (site / "tb_remote.py").write_text(textwrap.dedent('''
-        from toolbench import ToolDescriptor, ToolId, ToolOutput, ToolSource
-
-        class Remote(ToolSource):
-            kind = "remote"
-            def descriptors(self):
-                return [ToolDescriptor(id=ToolId.parse("remote/api:search"), description="Search remotely.")]
-            def call(self, tool_id, arguments, ctx, *, blocking):
-                return ToolOutput("found")
-
-        def broken():
-            return 42
-    '''), encoding="utf-8")
+    info = write_source_dist(site, {"remote": "tb_sources:Remote", "broken": "tb_sources:broken",
+                                    "gone": "tb_missing:Source"})
     import shutil
 
     twice = tmp_path / "site-copy"  # the same distribution found twice on sys.path: added once
